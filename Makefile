@@ -1,0 +1,32 @@
+# Every target creates its own virtual environment on first use: nothing needs to be installed.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv test demo lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) examples/memory/demo.py
+
+lint: $(STAMP)
+	$(PY) -m ruff check jsonrpc_mcp conformance tests examples bench
+	$(PY) -m ruff format --check jsonrpc_mcp conformance tests examples bench
+	$(PY) -m mypy
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,178 @@
+"""The ``jsonrpc-mcp`` command line: ``serve`` a server, ``call`` one.
+
+Exit codes: 0 success, 1 the server or a call failed, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import __version__
+
+__all__ = ["load_target", "main"]
+
+
+class TargetError(Exception):
+    """A serve target could not be loaded."""
+
+
+def load_target(target: str) -> Any:
+    """Load ``path/to/file.py[:ATTR]`` or ``dotted.module[:ATTR]``; ATTR defaults to ``server``.
+
+    If the attribute is a callable that is not a server, it is called (a factory).
+    """
+    from .server import Server
+
+    location, _, attr = target.partition(":")
+    attr = attr or "server"
+    path = Path(location)
+    if location.endswith(".py") or path.exists():
+        if not path.is_file():
+            raise TargetError(f"no such file: {location}")
+        directory = str(path.resolve().parent)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        module_name = f"_jsonrpc_mcp_target_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise TargetError(f"cannot load {location}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    else:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(location)
+        except ModuleNotFoundError as exc:
+            raise TargetError(f"cannot import {location!r}: {exc}") from None
+    try:
+        obj = getattr(module, attr)
+    except AttributeError:
+        raise TargetError(f"{location} has no attribute {attr!r}") from None
+    if not isinstance(obj, Server) and callable(obj):
+        obj = obj()
+    if not isinstance(obj, Server):
+        raise TargetError(f"{target} is a {type(obj).__name__}, not a jsonrpc_mcp.Server")
+    return obj
+
+
+def _configure_logging(level: str) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(encoding="utf-8", errors="backslashreplace")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    sys.argv = [args.target, *args.args]
+    try:
+        server = load_target(args.target)
+    except TargetError as exc:
+        print(f"jsonrpc-mcp serve: {exc}", file=sys.stderr)
+        return 2
+    server.run(max_line=args.max_line)
+    return 0
+
+
+def _dump(title: str, value: Any) -> None:
+    print(f"== {title}")
+    print(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
+
+
+async def _call(args: argparse.Namespace) -> int:
+    from .client import Client
+    from .jsonrpc.errors import JsonRpcError
+
+    arguments: Any = None
+    if args.args is not None:
+        try:
+            arguments = orjson.loads(args.args)
+        except orjson.JSONDecodeError as exc:
+            print(f"jsonrpc-mcp call: --args is not JSON: {exc}", file=sys.stderr)
+            return 2
+        if not isinstance(arguments, dict):
+            print("jsonrpc-mcp call: --args must be a JSON object", file=sys.stderr)
+            return 2
+    options: dict[str, Any] = {"request_timeout": args.timeout}
+    if args.protocol_version:
+        options["protocol_version"] = args.protocol_version
+    async with Client.stdio(args.command, initialize=False, **options) as client:
+        _dump("initialize", await client.initialize())
+        caps = client.server_capabilities
+        if "tools" in caps:
+            _dump("tools/list", await client.list_tools())
+        if "resources" in caps:
+            _dump("resources/list", await client.list_resources())
+            _dump("resources/templates/list", await client.list_resource_templates())
+        if "prompts" in caps:
+            _dump("prompts/list", await client.list_prompts())
+        if args.tool:
+            try:
+                result = await client.call_tool(args.tool, arguments)
+            except JsonRpcError as exc:
+                _dump(f"tools/call {args.tool} (error)", exc.to_dict())
+                return 1
+            _dump(f"tools/call {args.tool}", result)
+            return 1 if result.get("isError") else 0
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
+    parser.add_argument("--version", action="version", version=f"jsonrpc-mcp {__version__}")
+    parser.add_argument(
+        "--log-level", default=os.environ.get("JSONRPC_MCP_LOG_LEVEL", "warning"), help="stderr log level"
+    )
+    commands = parser.add_subparsers(dest="command_name", required=True)
+
+    serve = commands.add_parser("serve", help="serve a jsonrpc_mcp Server over stdio")
+    serve.add_argument(
+        "target", help="path/to/server.py[:ATTR] or dotted.module[:ATTR] (ATTR defaults to 'server')"
+    )
+    serve.add_argument(
+        "args", nargs=argparse.REMAINDER, help="arguments passed on to the target as sys.argv[1:]"
+    )
+    serve.add_argument("--max-line", type=int, default=4 * 1024 * 1024, help="largest message in bytes")
+
+    call = commands.add_parser("call", help="start a stdio server, initialize, list, optionally call a tool")
+    call.add_argument("--tool", help="tool to call")
+    call.add_argument("--args", help="tool arguments as a JSON object")
+    call.add_argument("--protocol-version", help="revision to ask for (default: the latest handshake one)")
+    call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
+    call.add_argument("command", nargs="+", help="the server command, after --")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.log_level)
+    if args.command_name == "serve":
+        return _serve(args)
+    import anyio
+
+    try:
+        return anyio.run(_call, args)
+    except Exception as exc:
+        print(f"jsonrpc-mcp call: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""The MCP client: the same JSON-RPC endpoint the server uses, driven from the other side.
+
+Results are returned as plain JSON values (dicts), exactly as the server sent them: this client is
+also the conformance harness's probe, so it must not hide what was on the wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import IO, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .. import __version__
+from ..jsonrpc.endpoint import CancelSpec, Endpoint, RequestContext
+from ..jsonrpc.errors import MethodNotFound
+from ..jsonrpc.messages import Notification, Request
+from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, Revision, get_revision
+from ..transports.base import MessageStream
+from ..transports.framing import DEFAULT_MAX_LINE
+
+__all__ = ["Client", "UnsupportedProtocolVersion"]
+
+logger = logging.getLogger("jsonrpc_mcp.client")
+
+NotificationCallback = Callable[[str, Any], Awaitable[None] | None]
+RequestHandler = Callable[[Any], Awaitable[Any]]
+_DEFAULT: Any = object()
+
+
+class UnsupportedProtocolVersion(Exception):
+    """The server answered ``initialize`` with a revision this client does not speak."""
+
+
+class _ClientDispatcher:
+    """Serves the server's requests (ping, and whatever handlers the application gave)."""
+
+    accepts_batches = False
+    omits_unknown_ids = False
+    ordered_methods: frozenset[str] = frozenset()
+
+    def __init__(
+        self, handlers: Mapping[str, RequestHandler], on_notification: NotificationCallback | None
+    ) -> None:
+        self._handlers = dict(handlers)
+        self._on_notification = on_notification
+
+    async def handle_request(self, request: Request, context: RequestContext) -> Any:
+        if request.method == "ping":
+            return {}
+        handler = self._handlers.get(request.method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {request.method}")
+        return await handler(request.params)
+
+    async def handle_notification(self, notification: Notification) -> None:
+        if self._on_notification is None:
+            return
+        outcome = self._on_notification(notification.method, notification.params)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+
+class Client:
+    """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
+
+    ``request_handlers`` maps server-to-client methods (``roots/list``, ``sampling/createMessage``,
+    ...) to async functions of the request params; ``on_notification(method, params)`` sees every
+    notification from the server.
+    """
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        *,
+        client_info: dict[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        protocol_version: str = LATEST_HANDSHAKE.version,
+        request_timeout: float | None = 30.0,
+        on_notification: NotificationCallback | None = None,
+        request_handlers: Mapping[str, RequestHandler] | None = None,
+    ) -> None:
+        self.client_info = client_info or {"name": "jsonrpc-mcp", "version": __version__}
+        self.capabilities = capabilities if capabilities is not None else {}
+        self.requested_version = protocol_version
+        self._dispatcher = _ClientDispatcher(request_handlers or {}, on_notification)
+        self.endpoint = Endpoint(
+            stream,
+            self._dispatcher,
+            request_timeout=request_timeout,
+            cancel=CancelSpec("notifications/cancelled", "requestId"),
+        )
+        self._stream = stream
+        self._tg: TaskGroup | None = None
+        self._exit: contextlib.AsyncExitStack | None = None
+        self.initialize_result: dict[str, Any] | None = None
+        self.revision: Revision | None = None
+
+    async def __aenter__(self) -> Client:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            self._tg.start_soon(self.endpoint.run)
+            await self.endpoint.wait_started()
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._exit = stack
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._exit is not None and self._tg is not None
+        with contextlib.suppress(Exception):
+            await self._stream.aclose()
+        self._tg.cancel_scope.cancel()
+        await self._exit.__aexit__(exc_type, exc, tb)
+
+    # -- session ----------------------------------------------------------------------------------
+    @property
+    def protocol_version(self) -> str | None:
+        return self.revision.version if self.revision else None
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        return (self.initialize_result or {}).get("serverInfo", {})
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return (self.initialize_result or {}).get("capabilities", {})
+
+    @property
+    def instructions(self) -> str | None:
+        return (self.initialize_result or {}).get("instructions")
+
+    async def initialize(self) -> dict[str, Any]:
+        """The handshake: ``initialize``, check the revision, then ``notifications/initialized``."""
+        result = await self.request(
+            "initialize",
+            {
+                "protocolVersion": self.requested_version,
+                "capabilities": self.capabilities,
+                "clientInfo": self.client_info,
+            },
+        )
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        revision = get_revision(version) if isinstance(version, str) else None
+        if revision is None or revision not in HANDSHAKE_REVISIONS:
+            raise UnsupportedProtocolVersion(
+                f"the server chose protocol revision {version!r}, which we do not speak"
+            )
+        self.revision = revision
+        self.initialize_result = result
+        await self.notify("notifications/initialized")
+        return result
+
+    # -- raw JSON-RPC -----------------------------------------------------------------------------
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT) -> Any:
+        """Send any request; returns the raw result or raises JsonRpcError / RequestTimeout."""
+        if timeout is _DEFAULT:
+            return await self.endpoint.request(method, params)
+        return await self.endpoint.request(method, params, timeout=timeout)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.endpoint.notify(method, params)
+
+    # -- MCP methods ------------------------------------------------------------------------------
+    async def ping(self) -> None:
+        await self.request("ping")
+
+    async def _list_all(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+            items.extend(result.get(key, []))
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return items
+            if cursor in seen:
+                raise RuntimeError(f"{method}: the server repeated cursor {cursor!r}")
+            seen.add(cursor)
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool (following ``nextCursor`` to the end)."""
+        return await self._list_all("tools/list", "tools")
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+    ) -> dict[str, Any]:
+        """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result: dict[str, Any] = await self.request("tools/call", params, timeout=timeout)
+        return result
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._list_all("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return await self._list_all("resources/templates/list", "resourceTemplates")
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self.request("resources/read", {"uri": uri})
+        return result
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._list_all("prompts/list", "prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result: dict[str, Any] = await self.request("prompts/get", params)
+        return result
+
+    # -- connecting -------------------------------------------------------------------------------
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: int | IO[Any] | None = None,
+        initialize: bool = True,
+        max_line: int = DEFAULT_MAX_LINE,
+        **options: Any,
+    ) -> AsyncIterator[Client]:
+        """Spawn ``command`` as a stdio server, connect (and initialize), and shut it down on exit."""
+        from ..transports.stdio import spawn_stdio
+
+        async with spawn_stdio(command, env=env, cwd=cwd, stderr=stderr, max_line=max_line) as stream:
+            async with cls(stream, **options) as client:
+                if initialize:
+                    await client.initialize()
+                yield client

@@ -1,0 +1,407 @@
+"""The JSON-RPC endpoint: the only place in the JSON-RPC layer with concurrency.
+
+Theory of operation
+-------------------
+One reader loop (:meth:`Endpoint.run`) takes framed messages from the transport and decodes them.
+
+* A **response** is matched to the outgoing request that waits for it (unknown or duplicate ids are
+  logged and dropped).
+* A **notification** is handed to the dispatcher inline, in arrival order, so that e.g. an
+  "initialized" notification is processed before the requests that follow it. The cancellation
+  notification (its method name is configuration; this layer knows no MCP) is handled here.
+* A **request** gets its own task in the endpoint's task group and its own cancel scope. The scope is
+  registered in the sans-IO :class:`Peer` before the task starts, so a cancellation that arrives
+  before the task runs still wins.
+* A **batch** is split: notifications and responses inline, then one task runs its requests
+  concurrently and writes a single array with their answers.
+
+Answering at most once: a request's answer is written only by whoever claims its id from the peer
+first. The handler claims it when it finishes; a cancellation claims it and cancels the scope. The
+loser does nothing, so a cancelled request is never answered and no request is answered twice.
+
+Outgoing requests wait on a slot with a timeout; on timeout (or when the caller is cancelled) the peer
+is sent the cancellation notification and the slot is forgotten, so a late response is just dropped.
+
+When the transport ends, every request in flight is cancelled and every outgoing request waiting
+for a response fails with :class:`ConnectionClosed`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..transports.base import FrameTooLarge, MessageStream
+from . import codec
+from .errors import ConnectionClosed, InternalError, InvalidRequest, JsonRpcError, RequestTimeout
+from .messages import ErrorResponse, Incoming, Invalid, Notification, Request, RequestId, Response
+from .peer import Peer
+
+__all__ = ["Dispatcher", "Endpoint", "RequestContext"]
+
+logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
+
+_USE_DEFAULT: Any = object()
+
+
+class Outbound(Protocol):
+    """Anything that can talk to the peer: the endpoint itself, or an HTTP per-request stream."""
+
+    async def notify(self, method: str, params: Any = None) -> None: ...
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = ...) -> Any: ...
+
+
+class RequestContext:
+    """What a request handler knows about the request it serves, and how it talks back."""
+
+    __slots__ = ("outbound", "request", "scope")
+
+    def __init__(self, request: Request, outbound: Outbound, scope: anyio.CancelScope | None) -> None:
+        self.request = request
+        self.outbound = outbound
+        self.scope = scope
+
+    @property
+    def id(self) -> RequestId:
+        return self.request.id
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the peer cancelled this request."""
+        return self.scope is not None and self.scope.cancel_called
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.outbound.notify(method, params)
+
+    async def send_request(
+        self, method: str, params: Any = None, *, timeout: float | None = _USE_DEFAULT
+    ) -> Any:
+        return await self.outbound.request(method, params, timeout=timeout)
+
+
+class Dispatcher(Protocol):
+    """The application side of an endpoint (an MCP session, or a plain JSON-RPC method table)."""
+
+    @property
+    def accepts_batches(self) -> bool:
+        """Whether a JSON array of messages is served (False: answered with one -32600 error)."""
+        ...
+
+    @property
+    def omits_unknown_ids(self) -> bool:
+        """Whether an error for an unreadable request leaves ``id`` out (True) or sends ``null``."""
+        ...
+
+    @property
+    def ordered_methods(self) -> frozenset[str]:
+        """Requests served in the reader loop, in order, before any later message is read."""
+        ...
+
+    async def handle_request(self, request: Request, context: RequestContext) -> Any:
+        """Return the result, or raise :class:`JsonRpcError`."""
+        ...
+
+    async def handle_notification(self, notification: Notification) -> None: ...
+
+
+class _Slot:
+    """Where the response to one outgoing request lands."""
+
+    __slots__ = ("error", "event", "result")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class CancelSpec:
+    """How cancellation is spelled on this connection: the notification's method and id key."""
+
+    __slots__ = ("id_key", "method")
+
+    def __init__(self, method: str, id_key: str) -> None:
+        self.method = method
+        self.id_key = id_key
+
+
+class Endpoint:
+    """Serve a dispatcher over a message stream, and send requests and notifications to the peer."""
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        dispatcher: Dispatcher,
+        *,
+        request_timeout: float | None = 60.0,
+        cancel: CancelSpec | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        self._stream = stream
+        self.dispatcher = dispatcher
+        self.request_timeout = request_timeout
+        self._cancel = cancel
+        self._on_close = on_close
+        self._peer: Peer[_Slot, anyio.CancelScope] = Peer()
+        self._tg: TaskGroup | None = None
+        self._closed = False
+        self._started = anyio.Event()
+
+    # -- public API -------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def wait_started(self) -> None:
+        await self._started.wait()
+
+    async def run(self) -> None:
+        """Read and serve messages until the peer closes the stream; then cancel what is in flight."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._started.set()
+                try:
+                    await self._read_loop()
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self._close()
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        await self._send(codec.encode_notification(method, params))
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = _USE_DEFAULT) -> Any:
+        """Send a request and wait for its result; raises JsonRpcError, RequestTimeout, ConnectionClosed."""
+        if self._closed:
+            raise ConnectionClosed("the connection is closed")
+        if timeout is _USE_DEFAULT:
+            timeout = self.request_timeout
+        slot = _Slot()
+        rid = self._peer.start_outgoing(slot)
+        try:
+            await self._send(codec.encode_request(rid, method, params))
+            with anyio.fail_after(math.inf if timeout is None else timeout):
+                await slot.event.wait()
+        except TimeoutError:
+            if self._peer.finish_outgoing(rid) is not None:
+                await self._send_cancel(rid, "timeout")
+            raise RequestTimeout(f"no response to {method!r} within {timeout} s") from None
+        except anyio.get_cancelled_exc_class():
+            if self._peer.finish_outgoing(rid) is not None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    await self._send_cancel(rid, "cancelled by the caller")
+            raise
+        except BaseException:
+            self._peer.finish_outgoing(rid)
+            raise
+        if slot.error is not None:
+            raise slot.error
+        return slot.result
+
+    def cancel_incoming(self, rid: RequestId) -> bool:
+        """Cancel an incoming request in flight; it will never be answered. False if unknown/finished."""
+        scope = self._peer.finish_incoming(rid)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def aclose(self) -> None:
+        """Close the transport; the reader loop then ends."""
+        await self._stream.aclose()
+
+    # -- reading ----------------------------------------------------------------------------------
+    async def _read_loop(self) -> None:
+        stream = self._stream
+        while True:
+            try:
+                data = await stream.receive()
+            except FrameTooLarge as exc:
+                await self._send_error(None, InvalidRequest(f"Invalid Request: {exc}"))
+                continue
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            message = codec.decode(data)
+            if type(message) is list:
+                await self._handle_batch(message)
+            else:
+                await self._handle(message)  # type: ignore[arg-type]
+
+    async def _handle(self, message: Incoming) -> None:
+        t = type(message)
+        if t is Request:
+            if message.method in self.dispatcher.ordered_methods:  # type: ignore[union-attr]
+                await self._serve_ordered(message)  # type: ignore[arg-type]
+            else:
+                self._start_request(message)  # type: ignore[arg-type]
+        elif t is Notification:
+            await self._handle_notification(message)  # type: ignore[arg-type]
+        elif t is Response or t is ErrorResponse:
+            self._handle_response(message)  # type: ignore[arg-type]
+        else:
+            invalid: Invalid = message  # type: ignore[assignment]
+            await self._send_error(invalid.id, invalid.error)
+
+    def _start_request(self, request: Request) -> None:
+        assert self._tg is not None
+        scope = anyio.CancelScope()
+        if not self._peer.start_incoming(request.id, scope):
+            self._tg.start_soon(
+                self._send_error, request.id, InvalidRequest("Invalid Request: duplicate id in flight")
+            )
+            return
+        self._tg.start_soon(self._serve_one, request, scope)
+
+    async def _serve_ordered(self, request: Request) -> None:
+        scope = anyio.CancelScope()
+        if not self._peer.start_incoming(request.id, scope):
+            await self._send_error(request.id, InvalidRequest("Invalid Request: duplicate id in flight"))
+            return
+        await self._serve_one(request, scope)
+
+    async def _serve_one(self, request: Request, scope: anyio.CancelScope) -> None:
+        data = await self._run_request(request, scope)
+        if data is not None:
+            await self._send_quietly(data)
+
+    async def _run_request(self, request: Request, scope: anyio.CancelScope) -> bytes | None:
+        """Run the handler; return the encoded answer, or None when the request was cancelled."""
+        data: bytes | None = None
+        with scope:
+            try:
+                result = await self.dispatcher.handle_request(request, RequestContext(request, self, scope))
+                data = codec.encode_response(request.id, result)
+            except JsonRpcError as exc:
+                data = self._encode_error(request.id, exc)
+            except TypeError as exc:
+                # orjson raises a TypeError subclass for results that are not JSON
+                logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
+                data = self._encode_error(request.id, InternalError("Internal error: result is not JSON"))
+            except Exception:
+                logger.exception("unhandled error while serving %r", request.method)
+                data = self._encode_error(request.id, InternalError("Internal error"))
+        if self._peer.finish_incoming(request.id) is None:
+            return None  # cancelled: the canceller claimed the id, nothing may be sent
+        return data
+
+    async def _handle_notification(self, notification: Notification) -> None:
+        cancel = self._cancel
+        if cancel is not None and notification.method == cancel.method:
+            params = notification.params
+            rid = params.get(cancel.id_key) if type(params) is dict else None
+            if rid is not None:
+                if not self.cancel_incoming(rid):
+                    logger.debug("cancellation for unknown or finished request %r ignored", rid)
+            # fall through: the dispatcher may want to see it too (e.g. to log the reason)
+        try:
+            await self.dispatcher.handle_notification(notification)
+        except Exception:
+            logger.exception("unhandled error in notification handler for %r", notification.method)
+
+    def _handle_response(self, response: Response | ErrorResponse) -> None:
+        rid = response.id
+        slot = self._peer.finish_outgoing(rid) if rid is not None else None
+        if slot is None:
+            logger.warning("dropping a response with unknown or already answered id %r", rid)
+            return
+        if type(response) is Response:
+            slot.result = response.result
+        else:
+            slot.error = JsonRpcError.from_dict(response.error)  # type: ignore[union-attr]
+        slot.event.set()
+
+    async def _handle_batch(self, items: list[Incoming]) -> None:
+        assert self._tg is not None
+        if not self.dispatcher.accepts_batches:
+            await self._send_error(None, InvalidRequest("Invalid Request: batches are not supported here"))
+            return
+        answers: list[bytes] = []
+        requests: list[tuple[Request, anyio.CancelScope]] = []
+        for item in items:
+            t = type(item)
+            if t is Request:
+                request: Request = item  # type: ignore[assignment]
+                scope = anyio.CancelScope()
+                if self._peer.start_incoming(request.id, scope):
+                    requests.append((request, scope))
+                else:
+                    answers.append(
+                        self._encode_error(
+                            request.id, InvalidRequest("Invalid Request: duplicate id in flight")
+                        )
+                    )
+            elif t is Notification:
+                await self._handle_notification(item)  # type: ignore[arg-type]
+            elif t is Invalid:
+                answers.append(self._encode_error(item.id, item.error))  # type: ignore[union-attr]
+            else:
+                self._handle_response(item)  # type: ignore[arg-type]
+        if requests:
+            self._tg.start_soon(self._serve_batch, requests, answers)
+        elif answers:
+            await self._send_quietly(b"[" + b",".join(answers) + b"]")
+
+    async def _serve_batch(
+        self, requests: list[tuple[Request, anyio.CancelScope]], answers: list[bytes]
+    ) -> None:
+        async def one(request: Request, scope: anyio.CancelScope) -> None:
+            data = await self._run_request(request, scope)
+            if data is not None:
+                answers.append(data)
+
+        async with anyio.create_task_group() as tg:
+            for request, scope in requests:
+                tg.start_soon(one, request, scope)
+        if answers:
+            await self._send_quietly(b"[" + b",".join(answers) + b"]")
+
+    # -- writing ----------------------------------------------------------------------------------
+    def _encode_error(self, rid: RequestId | None, error: JsonRpcError) -> bytes:
+        return codec.encode_error(rid, error, omit_null_id=self.dispatcher.omits_unknown_ids)
+
+    async def _send_error(self, rid: RequestId | None, error: JsonRpcError) -> None:
+        await self._send_quietly(self._encode_error(rid, error))
+
+    async def _send_quietly(self, data: bytes) -> None:
+        """Send an answer; if the peer is gone there is nobody to tell, so just note it."""
+        try:
+            await self._send(data)
+        except ConnectionClosed:
+            logger.debug("peer gone; an answer was not delivered")
+
+    async def _send_cancel(self, rid: RequestId, reason: str) -> None:
+        if self._cancel is not None and not self._closed:
+            try:
+                await self.notify(self._cancel.method, {self._cancel.id_key: rid, "reason": reason})
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionClosed):
+                pass
+
+    async def _send(self, data: bytes) -> None:
+        if self._closed:
+            raise ConnectionClosed("the connection is closed")
+        try:
+            await self._stream.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            raise ConnectionClosed(f"the connection is closed: {exc}") from None
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for slot in self._peer.outgoing_tokens():
+            slot.error = ConnectionClosed("the connection closed before the response arrived")
+            slot.event.set()
+        if self._on_close is not None:
+            self._on_close()

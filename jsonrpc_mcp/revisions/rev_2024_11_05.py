@@ -1,0 +1,24 @@
+"""MCP revision 2024-11-05."""
+
+from .base import Revision
+
+REVISION = Revision(
+    version="2024-11-05",
+    has_handshake=True,
+    allows_batch=False,
+    error_id_omittable=False,
+    resource_not_found_code=-32002,
+    input_errors_as_tool_results=False,
+    has_completions_capability=False,
+    has_tool_annotations=False,
+    has_titles=False,
+    has_output_schema=False,
+    has_icons=False,
+    has_audio_content=False,
+    has_resource_links=False,
+    has_elicitation=False,
+    has_progress_message=False,
+    tool_name_rules=False,
+    has_streamable_http=False,
+    has_protocol_version_header=False,
+)

@@ -1,0 +1,24 @@
+"""MCP revision 2025-06-18."""
+
+from .base import Revision
+
+REVISION = Revision(
+    version="2025-06-18",
+    has_handshake=True,
+    allows_batch=False,
+    error_id_omittable=False,
+    resource_not_found_code=-32002,
+    input_errors_as_tool_results=False,
+    has_completions_capability=True,
+    has_tool_annotations=True,
+    has_titles=True,
+    has_output_schema=True,
+    has_icons=False,
+    has_audio_content=True,
+    has_resource_links=True,
+    has_elicitation=True,
+    has_progress_message=True,
+    tool_name_rules=False,
+    has_streamable_http=True,
+    has_protocol_version_header=True,
+)

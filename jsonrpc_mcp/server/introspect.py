@@ -1,0 +1,258 @@
+"""Build JSON Schemas from Python signatures, type hints and docstrings (for the decorators).
+
+Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``, ``list[T]``,
+``tuple[...]``, ``set[T]``, ``dict[str, T]``, ``X | Y`` / ``Optional[X]``, ``Literal[...]``, ``Enum``
+subclasses, ``TypedDict`` and dataclasses, and ``Annotated[T, Arg(...)]`` (or ``Annotated[T, "text"]``)
+to add a description and JSON Schema keywords. Anything else is a registration error that names the
+parameter, so the developer can pass an explicit schema instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Union
+
+import orjson
+
+__all__ = ["Arg", "FunctionSpec", "describe_function", "schema_for_type"]
+
+
+class Arg:
+    """Extra schema for one parameter: ``Annotated[int, Arg("How many", minimum=1, maximum=50)]``."""
+
+    __slots__ = ("description", "schema")
+
+    def __init__(self, description: str | None = None, **schema: Any) -> None:
+        self.description = description
+        self.schema = schema
+
+
+_SIMPLE: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+
+
+def schema_for_type(tp: Any, where: str = "value") -> dict[str, Any]:
+    """The JSON Schema for a Python annotation; raises TypeError for what cannot be expressed."""
+    if tp is Any or tp is object or tp is inspect.Parameter.empty:
+        return {}
+    if tp in _SIMPLE:
+        return {"type": _SIMPLE[tp]}
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        schema = dict(schema_for_type(args[0], where))
+        for extra in args[1:]:
+            if isinstance(extra, Arg):
+                if extra.description:
+                    schema["description"] = extra.description
+                schema.update(extra.schema)
+            elif isinstance(extra, str):
+                schema["description"] = extra
+            elif isinstance(extra, Mapping):
+                schema.update(extra)
+        return schema
+    if origin is Union or origin is types.UnionType:
+        members = [schema_for_type(a, where) for a in args]
+        if all(set(m) == {"type"} and isinstance(m["type"], str) for m in members):
+            return {"type": [m["type"] for m in members]}
+        return {"anyOf": members}
+    if origin is Literal:
+        schema = {"enum": list(args)}
+        kinds = {_SIMPLE.get(type(a)) for a in args}
+        if len(kinds) == 1 and None not in kinds:
+            schema["type"] = kinds.pop()
+        return schema
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [member.value for member in tp]}
+    if origin in (list, Sequence, typing.Sequence, set, frozenset) or tp in (list, set, frozenset):
+        schema = {"type": "array"}
+        if args:
+            schema["items"] = schema_for_type(args[0], where)
+        if origin in (set, frozenset) or tp in (set, frozenset):
+            schema["uniqueItems"] = True
+        return schema
+    if origin is tuple or tp is tuple:
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            return {"type": "array", "items": schema_for_type(args[0], where)} if args else {"type": "array"}
+        items = [schema_for_type(a, where) for a in args]
+        return {"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
+    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
+        schema = {"type": "object"}
+        if args and args[0] is not str:
+            raise TypeError(f"{where}: JSON object keys are strings; {tp!r} cannot be expressed")
+        if len(args) == 2 and args[1] is not Any:
+            schema["additionalProperties"] = schema_for_type(args[1], where)
+        return schema
+    if _is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return {
+            "type": "object",
+            "properties": {k: schema_for_type(v, f"{where}.{k}") for k, v in hints.items()},
+            "required": sorted(tp.__required_keys__),
+        }
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        fields = dataclasses.fields(tp)
+        required = [
+            f.name
+            for f in fields
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING  # type: ignore[misc]
+        ]
+        return {
+            "type": "object",
+            "properties": {f.name: schema_for_type(hints[f.name], f"{where}.{f.name}") for f in fields},
+            "required": required,
+        }
+    raise TypeError(f"{where}: cannot express the annotation {tp!r} as JSON Schema; pass an explicit schema")
+
+
+# -- docstrings ---------------------------------------------------------------------------------
+_HEADERS = (
+    "args",
+    "arguments",
+    "parameters",
+    "params",
+    "returns",
+    "return",
+    "raises",
+    "yields",
+    "example",
+    "examples",
+    "note",
+    "notes",
+    "see also",
+)
+_PARAM_HEADERS = ("args", "arguments", "parameters", "params")
+_REST_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+_ENTRY = re.compile(r"^\*{0,2}(\w+)(?:\s*\([^)]*\))?(\s*):\s*(.*)$")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
+    """(summary, {param: description}) from a Google, NumPy or reST style docstring."""
+    if not doc:
+        return None, {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    mode = "summary"
+    current: str | None = None
+    entry_indent: int | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        rest = _REST_PARAM.match(line)
+        if rest:
+            mode, current = "rest", rest.group(1)
+            params[current] = rest.group(2).strip()
+        elif stripped and nxt and set(nxt) == {"-"} and stripped.lower() in _HEADERS:  # NumPy header
+            mode = "params" if stripped.lower() in _PARAM_HEADERS else "other"
+            current, entry_indent = None, None
+            i += 1
+        elif stripped.endswith(":") and stripped[:-1].strip().lower() in _HEADERS:  # Google header
+            mode = "params" if stripped[:-1].strip().lower() in _PARAM_HEADERS else "other"
+            current, entry_indent = None, None
+        elif mode == "summary":
+            summary.append(line)
+        elif mode == "params" and stripped:
+            if entry_indent is None:
+                entry_indent = _indent(line)
+            entry = _ENTRY.match(stripped) if _indent(line) <= entry_indent else None
+            if entry:
+                current = entry.group(1)
+                numpy_style = bool(entry.group(2))  # "name : type", the description follows
+                params[current] = "" if numpy_style else entry.group(3).strip()
+            elif current is not None:
+                params[current] = (params[current] + " " + stripped).strip()
+        elif mode == "rest" and stripped and current is not None and _indent(line) > 0:
+            params[current] = (params[current] + " " + stripped).strip()
+        i += 1
+    text = "\n".join(summary).strip()
+    paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+    return (" ".join(paragraphs[0].split()) if paragraphs else None), params
+
+
+# -- functions ----------------------------------------------------------------------------------
+@dataclasses.dataclass(slots=True)
+class FunctionSpec:
+    """What the decorators learn from a function."""
+
+    description: str | None
+    input_schema: dict[str, Any]
+    params: list[str]  # parameters filled from arguments
+    context_param: str | None  # parameter that receives the Context
+    accepts_var_kwargs: bool
+    required: list[str]
+    param_descriptions: dict[str, str]
+
+
+def describe_function(
+    fn: Callable[..., Any], context_type: type, *, skip_first: bool = False
+) -> FunctionSpec:
+    """Inspect ``fn``: its input schema, the Context parameter (by annotation), and its docs."""
+    signature = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise TypeError(f"cannot resolve the type hints of {fn.__qualname__}: {exc}") from None
+    summary, docs = parse_docstring(inspect.getdoc(fn))
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    params: list[str] = []
+    context_param: str | None = None
+    var_kwargs = False
+    for index, (name, param) in enumerate(signature.parameters.items()):
+        if skip_first and index == 0:
+            continue
+        annotation = hints.get(name, inspect.Parameter.empty)
+        base = (
+            typing.get_args(annotation)[0]
+            if typing.get_origin(annotation) is typing.Annotated
+            else annotation
+        )
+        if isinstance(base, type) and issubclass(base, context_type):
+            context_param = name
+            continue
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            var_kwargs = True
+            continue
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
+            raise TypeError(f"{fn.__qualname__}: parameter {name!r} must be passable by keyword")
+        schema = schema_for_type(annotation, f"{fn.__qualname__}({name})")
+        if name in docs and docs[name] and "description" not in schema:
+            schema = {**schema, "description": docs[name]}
+        if param.default is inspect.Parameter.empty:
+            required.append(name)
+        else:
+            try:
+                orjson.dumps(param.default)
+            except TypeError:
+                pass
+            else:
+                schema = {**schema, "default": param.default}
+        properties[name] = schema
+        params.append(name)
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        input_schema["required"] = required
+    return FunctionSpec(summary, input_schema, params, context_param, var_kwargs, required, docs)

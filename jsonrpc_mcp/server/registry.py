@@ -1,0 +1,427 @@
+"""Definitions of tools, resources, resource templates and prompts, and the registries holding them.
+
+A definition knows its wire form for a given revision (fields a revision does not define are left
+out) and how to call its handler: keyword arguments from the request, the :class:`Context` to the
+parameter annotated with it, async handlers on the event loop, plain functions in a worker thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import inspect
+import logging
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import anyio.to_thread
+import orjson
+
+from ..errors import RegistrationError
+from ..jsonrpc.errors import InternalError, InvalidParams
+from ..revisions import Revision
+from .context import Context
+from .introspect import describe_function
+from .schema import CompiledSchema, SchemaDefinitionError
+from .uritemplate import UriTemplate
+
+__all__ = [
+    "Prompt",
+    "Registry",
+    "Resource",
+    "ResourceContent",
+    "ResourceTemplate",
+    "Tool",
+    "ToolResult",
+]
+
+logger = logging.getLogger("jsonrpc_mcp.server")
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_MISSING: Any = object()
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """Full control over a ``tools/call`` result (otherwise return a str, or JSON-able data)."""
+
+    content: list[dict[str, Any]] = field(default_factory=list)
+    structured_content: Any = _MISSING
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class ResourceContent:
+    """One item of a ``resources/read`` result; give ``text`` or ``blob`` (bytes)."""
+
+    text: str | None = None
+    blob: bytes | None = None
+    mime_type: str | None = None
+    uri: str | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_wire(self, uri: str, default_mime: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"uri": self.uri or uri}
+        mime = self.mime_type or default_mime
+        if mime:
+            out["mimeType"] = mime
+        if self.blob is not None:
+            out["blob"] = base64.b64encode(self.blob).decode("ascii")
+        else:
+            out["text"] = self.text if self.text is not None else ""
+        if self.meta:
+            out["_meta"] = self.meta
+        return out
+
+
+class _Handler:
+    """A user function and how to call it."""
+
+    __slots__ = ("context_param", "fn", "is_async", "params", "var_kwargs")
+
+    def __init__(
+        self, fn: Callable[..., Any], params: list[str], context_param: str | None, var_kwargs: bool
+    ) -> None:
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)
+        )
+        self.params = frozenset(params)
+        self.context_param = context_param
+        self.var_kwargs = var_kwargs
+
+    async def __call__(self, arguments: dict[str, Any], ctx: Context | None) -> Any:
+        if self.var_kwargs:
+            kwargs = dict(arguments)
+        else:
+            kwargs = {k: v for k, v in arguments.items() if k in self.params}
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        if self.is_async:
+            return await self.fn(**kwargs)
+        return await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs), abandon_on_cancel=True)
+
+
+def _describe(fn: Callable[..., Any], what: str) -> Any:
+    if not callable(fn):
+        raise RegistrationError(f"{what}: the handler must be callable, got {fn!r}")
+    try:
+        return describe_function(fn, Context)
+    except TypeError as exc:
+        raise RegistrationError(f"{what}: {exc}") from None
+
+
+def _common(out: dict[str, Any], revision: Revision, title: str | None, icons: Any, meta: Any) -> None:
+    if title and revision.has_titles:
+        out["title"] = title
+    if icons and revision.has_icons:
+        out["icons"] = icons
+    if meta:
+        out["_meta"] = meta
+
+
+class Tool:
+    """A registered tool."""
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        what = f"tool {name!r}"
+        if not isinstance(name, str) or not name:
+            raise RegistrationError("a tool needs a non-empty string name")
+        if not _TOOL_NAME.match(name):
+            logger.warning(
+                "%s: the name does not follow the 2025-11-25 rules (1-128 of A-Z a-z 0-9 _ - .)", what
+            )
+        spec = _describe(fn, what)
+        schema = input_schema if input_schema is not None else spec.input_schema
+        try:
+            self.input_validator = CompiledSchema(schema, what=f"{what} inputSchema", require_object=True)
+            self.output_validator = (
+                CompiledSchema(output_schema, what=f"{what} outputSchema", require_object=True)
+                if output_schema is not None
+                else None
+            )
+        except SchemaDefinitionError as exc:
+            raise RegistrationError(str(exc)) from None
+        self.name = name
+        self.description = description if description is not None else spec.description
+        self.input_schema = schema
+        self.output_schema = output_schema
+        self.title = title
+        self.annotations = dict(annotations) if annotations else None
+        self.icons = icons
+        self.meta = meta
+        self.handler = _Handler(fn, spec.params, spec.context_param, spec.accepts_var_kwargs)
+
+    def to_wire(self, revision: Revision) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        _common(out, revision, self.title, self.icons, self.meta)
+        if self.description:
+            out["description"] = self.description
+        out["inputSchema"] = self.input_schema
+        if self.output_schema is not None and revision.has_output_schema:
+            out["outputSchema"] = self.output_schema
+        if self.annotations and revision.has_tool_annotations:
+            out["annotations"] = self.annotations
+        return out
+
+    def check_arguments(self, arguments: dict[str, Any]) -> list[str] | None:
+        return self.input_validator.errors(arguments)
+
+    def to_result(self, value: Any, revision: Revision) -> dict[str, Any]:
+        """Turn what the handler returned into a ``CallToolResult``."""
+        if isinstance(value, ToolResult):
+            result: dict[str, Any] = {"content": value.content}
+            structured = value.structured_content
+            if value.is_error:
+                result["isError"] = True
+            if value.meta:
+                result["_meta"] = value.meta
+        else:
+            structured = value if self.output_schema is not None else _MISSING
+            if value is None:
+                content: list[dict[str, Any]] = []
+            elif isinstance(value, str):
+                content = [{"type": "text", "text": value}]
+            else:
+                content = [{"type": "text", "text": orjson.dumps(value).decode()}]
+            result = {"content": content}
+        if structured is not _MISSING and not result.get("isError"):
+            if self.output_validator is not None:
+                errors = self.output_validator.errors(structured)
+                if errors:
+                    detail = "; ".join(errors)
+                    logger.error("tool %r broke its own outputSchema: %s", self.name, detail)
+                    raise InternalError(
+                        f"Internal error: tool {self.name!r} returned structured content that does not match "
+                        f"its outputSchema: {detail}"
+                    )
+            if revision.has_output_schema:
+                result["structuredContent"] = structured
+        return result
+
+
+class Resource:
+    """A registered resource with a fixed URI."""
+
+    def __init__(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        spec = _describe(fn, f"resource {uri!r}")
+        self.uri = uri
+        self.name = name or getattr(fn, "__name__", uri)
+        self.title = title
+        self.description = description if description is not None else spec.description
+        self.mime_type = mime_type
+        self.size = size
+        self.annotations = annotations
+        self.icons = icons
+        self.meta = meta
+        self.handler = _Handler(fn, spec.params, spec.context_param, spec.accepts_var_kwargs)
+
+    def to_wire(self, revision: Revision) -> dict[str, Any]:
+        out: dict[str, Any] = {"uri": self.uri, "name": self.name}
+        _common(out, revision, self.title, self.icons, self.meta)
+        if self.description:
+            out["description"] = self.description
+        if self.mime_type:
+            out["mimeType"] = self.mime_type
+        if self.size is not None:
+            out["size"] = self.size
+        if self.annotations:
+            out["annotations"] = self.annotations
+        return out
+
+    async def read(self, uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
+        value = await self.handler(variables, ctx)
+        return contents_from(value, uri, self.mime_type)
+
+
+class ResourceTemplate(Resource):
+    """A registered resource template (RFC 6570); its handler receives the template variables."""
+
+    def __init__(self, uri_template: str, fn: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(uri_template, fn, **kwargs)
+        try:
+            self.template = UriTemplate(uri_template)
+        except ValueError as exc:
+            raise RegistrationError(str(exc)) from None
+        missing = set(self.template.variables) - set(self.handler.params)
+        if missing and not self.handler.var_kwargs:
+            raise RegistrationError(
+                f"resource template {uri_template!r}: the handler has no parameter for {sorted(missing)}"
+            )
+
+    def to_wire(self, revision: Revision) -> dict[str, Any]:
+        out = super().to_wire(revision)
+        out["uriTemplate"] = out.pop("uri")
+        out.pop("size", None)
+        return out
+
+
+def contents_from(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
+    """str -> text, bytes -> blob, ResourceContent(s) as given, any other JSON value -> JSON text."""
+    if isinstance(value, ResourceContent):
+        return [value.to_wire(uri, mime_type)]
+    if isinstance(value, list) and value and all(isinstance(v, ResourceContent) for v in value):
+        return [v.to_wire(uri, mime_type) for v in value]
+    if isinstance(value, str):
+        return [ResourceContent(text=value).to_wire(uri, mime_type)]
+    if isinstance(value, (bytes, bytearray)):
+        return [ResourceContent(blob=bytes(value)).to_wire(uri, mime_type or "application/octet-stream")]
+    text = orjson.dumps(value).decode()
+    return [ResourceContent(text=text).to_wire(uri, mime_type or "application/json")]
+
+
+class Prompt:
+    """A registered prompt; its arguments come from the handler's parameters (all strings)."""
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, Any]] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        spec = _describe(fn, f"prompt {name!r}")
+        self.name = name
+        self.title = title
+        self.description = description if description is not None else spec.description
+        if arguments is None:
+            arguments = []
+            for param in spec.params:
+                arg: dict[str, Any] = {"name": param}
+                doc = spec.param_descriptions.get(param)
+                if doc:
+                    arg["description"] = doc
+                arg["required"] = param in spec.required
+                arguments.append(arg)
+        self.arguments = arguments
+        self.icons = icons
+        self.meta = meta
+        self.handler = _Handler(fn, spec.params, spec.context_param, spec.accepts_var_kwargs)
+
+    def to_wire(self, revision: Revision) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        _common(out, revision, self.title, self.icons, self.meta)
+        if self.description:
+            out["description"] = self.description
+        if self.arguments:
+            args = (
+                self.arguments
+                if revision.has_titles
+                else [{k: v for k, v in a.items() if k != "title"} for a in self.arguments]
+            )
+            out["arguments"] = args
+        return out
+
+    def check_arguments(self, arguments: Any) -> dict[str, str]:
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidParams(f"Invalid params: arguments of prompt {self.name!r} must be an object")
+        bad = [k for k, v in arguments.items() if not isinstance(v, str)]
+        if bad:
+            raise InvalidParams(f"Invalid params: prompt arguments must be strings: {', '.join(sorted(bad))}")
+        known = {a["name"] for a in self.arguments}
+        unknown = sorted(set(arguments) - known)
+        if unknown and not self.handler.var_kwargs:
+            raise InvalidParams(f"Invalid params: prompt {self.name!r} has no argument {', '.join(unknown)}")
+        missing = [a["name"] for a in self.arguments if a.get("required") and a["name"] not in arguments]
+        if missing:
+            raise InvalidParams(
+                f"Invalid params: prompt {self.name!r} is missing required argument(s): {', '.join(missing)}"
+            )
+        return arguments
+
+    async def render(self, arguments: dict[str, str], ctx: Context) -> dict[str, Any]:
+        value = await self.handler(arguments, ctx)
+        if isinstance(value, dict) and "messages" in value:
+            result = dict(value)
+        else:
+            items = value if isinstance(value, list) else [value]
+            result = {"messages": [_message(item) for item in items]}
+        if self.description and "description" not in result:
+            result["description"] = self.description
+        return result
+
+
+def _message(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, dict) and "role" in item and "content" in item:
+        return item
+    raise InternalError("Internal error: a prompt returned something that is not a message")
+
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Named definitions in registration order; every change bumps ``generation`` and is reported."""
+
+    def __init__(self, kind: str, on_change: Callable[[str], None]) -> None:
+        self.kind = kind
+        self._items: dict[str, T] = {}
+        self._on_change = on_change
+        self.generation = 0
+
+    def add(self, key: str, item: T, *, replace: bool = False) -> None:
+        if key in self._items and not replace:
+            raise RegistrationError(f"a {self.kind} named {key!r} is already registered")
+        self._items[key] = item
+        self._changed()
+
+    def remove(self, key: str) -> bool:
+        if self._items.pop(key, None) is None:
+            return False
+        self._changed()
+        return True
+
+    def _changed(self) -> None:
+        self.generation += 1
+        self._on_change(self.kind)
+
+    def get(self, key: str) -> T | None:
+        return self._items.get(key)
+
+    def values(self) -> list[T]:
+        return list(self._items.values())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(list(self._items.values()))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items

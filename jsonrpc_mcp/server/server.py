@@ -1,0 +1,301 @@
+"""The MCP :class:`Server`: registries of tools, resources and prompts, shared by all connections."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+
+from ..errors import ResourceNotFound, ToolError
+from ..jsonrpc.endpoint import CancelSpec, Endpoint
+from ..jsonrpc.errors import JsonRpcError
+from ..revisions import HANDSHAKE_REVISIONS, Revision
+from ..transports.base import MessageStream
+from ..transports.framing import DEFAULT_MAX_LINE
+from .context import Context
+from .registry import Prompt, Registry, Resource, ResourceTemplate, Tool
+from .session import ServerSession
+
+__all__ = ["Server"]
+
+logger = logging.getLogger("jsonrpc_mcp.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MCP_CANCEL = CancelSpec("notifications/cancelled", "requestId")
+
+
+class Server:
+    """An MCP server. Register tools, resources and prompts, then serve it over any transport.
+
+    ``page_size`` bounds every list result (clients follow ``nextCursor``); ``request_timeout`` bounds
+    requests the server sends to the client.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        page_size: int = 1000,
+        request_timeout: float | None = 60.0,
+        revisions: tuple[Revision, ...] = HANDSHAKE_REVISIONS,
+    ) -> None:
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self.name = name
+        self.version = version
+        self.title = title
+        self.description = description
+        self.instructions = instructions
+        self.website_url = website_url
+        self.icons = icons
+        self.page_size = page_size
+        self.request_timeout = request_timeout
+        self.revisions = revisions
+        self.tools: Registry[Tool] = Registry("tool", self._changed)
+        self.resources: Registry[Resource] = Registry("resource", self._changed)
+        self.templates: Registry[ResourceTemplate] = Registry("resource template", self._changed)
+        self.prompts: Registry[Prompt] = Registry("prompt", self._changed)
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._wire_cache: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
+
+    # -- registration -----------------------------------------------------------------------------
+    def add_tool(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        replace: bool = False,
+    ) -> Tool:
+        """Register a tool. Without ``input_schema`` the schema is built from ``fn``'s signature.
+
+        ``fn`` receives the validated arguments as keyword arguments (and the :class:`Context` in a
+        parameter annotated with it). Raises :class:`RegistrationError` for an invalid schema.
+        """
+        tool = Tool(
+            name,
+            fn,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            title=title,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        self.tools.add(name, tool, replace=replace)
+        return tool
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator: register the function as a tool named after it (see :meth:`add_tool`)."""
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                name or fn.__name__,
+                fn,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                title=title,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
+            return fn
+
+        return register
+
+    def remove_tool(self, name: str) -> bool:
+        return self.tools.remove(name)
+
+    def add_resource(
+        self, uri: str, fn: Callable[..., Any], *, replace: bool = False, **options: Any
+    ) -> Resource:
+        """Register a resource; a URI containing ``{...}`` registers a resource template.
+
+        Options: ``name``, ``title``, ``description``, ``mime_type``, ``size`` (not templates),
+        ``annotations``, ``icons``, ``meta``. The handler returns str (text), bytes (blob), a
+        ``ResourceContent`` (or a list of them), or any JSON value (sent as JSON text).
+        """
+        if "{" in uri:
+            template = ResourceTemplate(uri, fn, **options)
+            self.templates.add(uri, template, replace=replace)
+            return template
+        resource = Resource(uri, fn, **options)
+        self.resources.add(uri, resource, replace=replace)
+        return resource
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Decorator form of :meth:`add_resource`."""
+
+        def register(fn: F) -> F:
+            self.add_resource(uri, fn, **options)
+            return fn
+
+        return register
+
+    def remove_resource(self, uri: str) -> bool:
+        return self.resources.remove(uri) or self.templates.remove(uri)
+
+    def add_prompt(
+        self, name: str, fn: Callable[..., Any], *, replace: bool = False, **options: Any
+    ) -> Prompt:
+        """Register a prompt; its arguments are the handler's parameters (strings).
+
+        Options: ``title``, ``description``, ``arguments`` (explicit list), ``icons``, ``meta``. The
+        handler returns a str (one user message), a list of messages/strs, or ``{"messages": ...}``.
+        """
+        prompt = Prompt(name, fn, **options)
+        self.prompts.add(name, prompt, replace=replace)
+        return prompt
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Decorator form of :meth:`add_prompt`."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(name or fn.__name__, fn, **options)
+            return fn
+
+        return register
+
+    def remove_prompt(self, name: str) -> bool:
+        return self.prompts.remove(name)
+
+    # -- what the sessions ask ------------------------------------------------------------------------
+    def capabilities(self, revision: Revision) -> dict[str, Any]:
+        """Server capabilities, derived from what is registered."""
+        caps: dict[str, Any] = {}
+        if len(self.tools):
+            caps["tools"] = {"listChanged": True}
+        if len(self.resources) or len(self.templates):
+            caps["resources"] = {"listChanged": True}
+        if len(self.prompts):
+            caps["prompts"] = {"listChanged": True}
+        return caps
+
+    def server_info(self, revision: Revision) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title and revision.has_titles:
+            info["title"] = self.title
+        if revision.has_icons:
+            if self.icons:
+                info["icons"] = self.icons
+            if self.description:
+                info["description"] = self.description
+            if self.website_url:
+                info["websiteUrl"] = self.website_url
+        return info
+
+    def wire_list(self, kind: str, revision: Revision) -> list[dict[str, Any]]:
+        """The wire form of a registry for a revision, cached until the registry changes."""
+        registry: Registry[Any] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "resource templates": self.templates,
+            "prompts": self.prompts,
+        }[kind]
+        key = (kind, revision.version)
+        cached = self._wire_cache.get(key)
+        if cached is not None and cached[0] == registry.generation:
+            return cached[1]
+        items = [item.to_wire(revision) for item in registry]
+        self._wire_cache[key] = (registry.generation, items)
+        return items
+
+    async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context, revision: Revision) -> Any:
+        """Run a tool whose arguments were validated; execution errors become ``isError`` results."""
+        try:
+            value = await tool.handler(arguments, ctx)
+        except ToolError as exc:
+            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        except JsonRpcError:
+            raise
+        except Exception as exc:
+            logger.exception("tool %r raised", tool.name)
+            text = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
+            return {"content": [{"type": "text", "text": text}], "isError": True}
+        return tool.to_result(value, revision)
+
+    async def read_resource(self, uri: str, ctx: Context) -> list[dict[str, Any]]:
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return await resource.read(uri, {}, ctx)
+        for template in self.templates:
+            variables = template.template.match(uri)
+            if variables is not None:
+                return await template.read(uri, variables, ctx)
+        raise ResourceNotFound(uri)
+
+    def _changed(self, kind: str) -> None:
+        for session in list(self._sessions):
+            session.list_changed(kind)
+
+    # -- serving ----------------------------------------------------------------------------------
+    async def serve(self, stream: MessageStream) -> None:
+        """Serve one connection over a message stream until the client closes it."""
+        session = ServerSession(self)
+        endpoint = Endpoint(stream, session, request_timeout=self.request_timeout, cancel=MCP_CANCEL)
+        session.outbound = endpoint
+        self._sessions.add(session)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.run_notifier)
+                await endpoint.run()
+                tg.cancel_scope.cancel()
+        finally:
+            self._sessions.discard(session)
+
+    async def serve_stdio(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+        """Serve over this process's stdin/stdout until stdin closes."""
+        from ..transports.stdio import stdio_server
+
+        async with stdio_server(max_line=max_line) as stream:
+            await self.serve(stream)
+
+    def run(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+        """Serve over stdio (blocking), then exit promptly even if a sync handler is still busy."""
+        anyio.run(lambda: self.serve_stdio(max_line=max_line))
+        deadline = time.monotonic() + 0.5
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        lingering = [
+            t
+            for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()
+        ]
+        if lingering:
+            logger.info("exiting with %d busy worker thread(s) abandoned", len(lingering))
+            sys.stderr.flush()
+            os._exit(0)

@@ -1,0 +1,322 @@
+"""One client's connection to a :class:`Server`: lifecycle, negotiated revision, the MCP methods.
+
+The session is the JSON-RPC dispatcher for its connection and knows nothing of the transport: it
+talks to the client through an ``Outbound`` (the stdio endpoint, or an HTTP session's streams).
+
+Lifecycle (handshake revisions) is a table from state to the requests allowed in it::
+
+    NEW           -- initialize -->  INITIALIZING  -- notifications/initialized -->  READY
+    NEW:          initialize, ping
+    INITIALIZING: everything but initialize (clients may race their first request with "initialized")
+    READY:        everything but initialize
+
+Anything else is answered with an error; nothing a client sends can crash the session.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from ..errors import ResourceNotFound
+from ..jsonrpc.endpoint import Outbound, RequestContext
+from ..jsonrpc.errors import InvalidParams, InvalidRequest, JsonRpcError, MethodNotFound
+from ..jsonrpc.messages import Notification, Request
+from ..revisions import Revision, negotiate
+from .context import Context
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["ServerSession", "State"]
+
+logger = logging.getLogger("jsonrpc_mcp.server")
+
+
+class State(enum.Enum):
+    NEW = "new"
+    INITIALIZING = "initializing"
+    READY = "ready"
+
+
+Handler = Callable[["ServerSession", dict[str, Any], RequestContext], Awaitable[Any]]
+
+_LIST_CHANGED = {
+    "tools": ("tools", "notifications/tools/list_changed"),
+    "prompts": ("prompts", "notifications/prompts/list_changed"),
+    "resources": ("resources", "notifications/resources/list_changed"),
+    "resource templates": ("resources", "notifications/resources/list_changed"),
+}
+
+
+def _params(request: Request) -> dict[str, Any]:
+    params = request.params
+    if params is None:
+        return {}
+    if type(params) is not dict:
+        raise InvalidParams("Invalid params: MCP request params must be an object")
+    return params
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode("ascii")
+
+
+def decode_cursor(cursor: Any) -> int:
+    """The offset a cursor stands for; -32602 for anything we did not issue."""
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        if not text.startswith("o:"):
+            raise ValueError
+        offset = int(text[2:])
+        if offset < 0:
+            raise ValueError
+    except (ValueError, AttributeError, UnicodeError):
+        raise InvalidParams(f"Invalid params: invalid cursor {cursor!r}") from None
+    return offset
+
+
+class ServerSession:
+    """The MCP server side of one connection (a JSON-RPC :class:`Dispatcher`)."""
+
+    def __init__(self, server: Server, outbound: Outbound | None = None) -> None:
+        self.server = server
+        self.outbound = outbound
+        self.state = State.NEW
+        self.revision: Revision | None = None
+        self.client_info: dict[str, Any] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self._pending: set[str] = set()
+        self._wake = anyio.Event()
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._thread = threading.get_ident()
+
+    # -- JSON-RPC dispatcher protocol -------------------------------------------------------------
+    @property
+    def accepts_batches(self) -> bool:
+        return self.revision is not None and self.revision.allows_batch
+
+    @property
+    def omits_unknown_ids(self) -> bool:
+        return self.revision is not None and self.revision.error_id_omittable
+
+    # initialize decides how everything after it is read (revision, batches): serve it in order
+    ordered_methods = frozenset({"initialize"})
+
+    async def handle_request(self, request: Request, context: RequestContext) -> Any:
+        method = request.method
+        handler = _METHODS.get(method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        state = self.state
+        if state is State.NEW:
+            if method != "initialize" and method != "ping":
+                raise InvalidRequest(
+                    f"Invalid Request: {method!r} before initialization; send 'initialize' first"
+                )
+        elif method == "initialize":
+            raise InvalidRequest("Invalid Request: the session is already initialized")
+        capability = _NEEDS.get(method)
+        if capability is not None and capability not in self.capabilities:
+            raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
+        return await handler(self, _params(request), context)
+
+    async def handle_notification(self, notification: Notification) -> None:
+        method = notification.method
+        if method == "notifications/initialized":
+            if self.state is State.INITIALIZING:
+                self.state = State.READY
+            else:
+                logger.debug("'notifications/initialized' in state %s ignored", self.state.value)
+        elif method == "notifications/cancelled":
+            pass  # the endpoint already cancelled the request
+        else:
+            logger.debug("notification %r ignored", method)
+
+    # -- server -> client -------------------------------------------------------------------------
+    async def notify(self, method: str, params: Any = None) -> None:
+        if self.outbound is None:
+            raise RuntimeError("the session is not connected")
+        await self.outbound.notify(method, params)
+
+    async def ping(self, *, timeout: float | None = 10.0) -> None:
+        """Ping the client; raises RequestTimeout if it does not answer."""
+        if self.outbound is None:
+            raise RuntimeError("the session is not connected")
+        await self.outbound.request("ping", None, timeout=timeout)
+
+    def list_changed(self, kind: str) -> None:
+        """A registry changed (from any thread): schedule the matching list_changed notification."""
+        if threading.get_ident() != self._thread:
+            if self._token is not None:
+                try:
+                    anyio.from_thread.run_sync(self.list_changed, kind, token=self._token)
+                except Exception:  # the loop is gone: nobody to notify
+                    logger.debug("list_changed(%s) after the session ended", kind)
+            return
+        self._pending.add(kind)
+        self._wake.set()
+
+    async def run_notifier(self) -> None:
+        """Send list_changed notifications, coalescing bursts, until cancelled."""
+        self._token = anyio.lowlevel.current_token()
+        self._thread = threading.get_ident()
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            kinds, self._pending = self._pending, set()
+            if self.state is State.NEW:
+                continue  # capabilities are decided at initialize; nothing was promised yet
+            sent: set[str] = set()
+            for kind in sorted(kinds):
+                capability, method = _LIST_CHANGED[kind]
+                if method in sent or not self.capabilities.get(capability, {}).get("listChanged"):
+                    continue
+                sent.add(method)
+                try:
+                    await self.notify(method)
+                except Exception as exc:
+                    logger.debug("could not send %s: %s", method, exc)
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _rev(self) -> Revision:
+        assert self.revision is not None
+        return self.revision
+
+    def _page(self, kind: str, params: dict[str, Any], key: str) -> dict[str, Any]:
+        items = self.server.wire_list(kind, self._rev())
+        offset = decode_cursor(params.get("cursor"))
+        if offset > len(items):
+            raise InvalidParams(f"Invalid params: invalid cursor {params.get('cursor')!r}")
+        size = self.server.page_size
+        page = items[offset : offset + size]
+        result: dict[str, Any] = {key: page}
+        if offset + size < len(items):
+            result["nextCursor"] = encode_cursor(offset + size)
+        return result
+
+
+# -- method handlers ------------------------------------------------------------------------------
+async def _initialize(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise InvalidParams("Invalid params: initialize needs a string 'protocolVersion'")
+    capabilities = params.get("capabilities", {})
+    client_info = params.get("clientInfo", {})
+    if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
+        raise InvalidParams("Invalid params: 'capabilities' and 'clientInfo' must be objects")
+    server = session.server
+    revision = negotiate(requested, server.revisions)
+    session.revision = revision
+    session.client_capabilities = capabilities
+    session.client_info = client_info
+    session.capabilities = server.capabilities(revision)
+    session.state = State.INITIALIZING
+    if revision.version != requested:
+        logger.info("client asked for %r; answering with %s", requested, revision.version)
+    result: dict[str, Any] = {
+        "protocolVersion": revision.version,
+        "capabilities": session.capabilities,
+        "serverInfo": server.server_info(revision),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def _ping(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return {}
+
+
+async def _tools_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return session._page("tools", params, "tools")
+
+
+async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise InvalidParams("Invalid params: tools/call needs a string 'name'")
+    tool = session.server.tools.get(name)
+    if tool is None:
+        raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif type(arguments) is not dict:
+        raise InvalidParams("Invalid params: 'arguments' must be an object")
+    revision = session._rev()
+    errors = tool.check_arguments(arguments)
+    if errors:
+        message = f"Invalid arguments for tool {name!r}: " + "; ".join(errors)
+        if revision.input_errors_as_tool_results:
+            return {"content": [{"type": "text", "text": message}], "isError": True}
+        raise InvalidParams(message, {"errors": errors})
+    return await session.server.call_tool(tool, arguments, Context(session, rc), revision)
+
+
+async def _resources_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return session._page("resources", params, "resources")
+
+
+async def _templates_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return session._page("resource templates", params, "resourceTemplates")
+
+
+async def _resources_read(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams("Invalid params: resources/read needs a string 'uri'")
+    try:
+        contents = await session.server.read_resource(uri, Context(session, rc))
+    except ResourceNotFound as exc:
+        raise JsonRpcError(exc.message, exc.data, code=session._rev().resource_not_found_code) from None
+    return {"contents": contents}
+
+
+async def _prompts_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return session._page("prompts", params, "prompts")
+
+
+async def _prompts_get(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise InvalidParams("Invalid params: prompts/get needs a string 'name'")
+    prompt = session.server.prompts.get(name)
+    if prompt is None:
+        raise InvalidParams(f"Invalid params: unknown prompt {name!r}", {"name": name})
+    arguments = prompt.check_arguments(params.get("arguments"))
+    return await prompt.render(arguments, Context(session, rc))
+
+
+_METHODS: dict[str, Handler] = {
+    "initialize": _initialize,
+    "ping": _ping,
+    "tools/list": _tools_list,
+    "tools/call": _tools_call,
+    "resources/list": _resources_list,
+    "resources/templates/list": _templates_list,
+    "resources/read": _resources_read,
+    "prompts/list": _prompts_list,
+    "prompts/get": _prompts_get,
+}
+
+_NEEDS: dict[str, str] = {
+    "tools/list": "tools",
+    "tools/call": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "resources/read": "resources",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+}

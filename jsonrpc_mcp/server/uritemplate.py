@@ -1,0 +1,103 @@
+"""RFC 6570 URI templates, matched without backtracking.
+
+A template is split into literal text and expressions. Matching walks the URI once, left to right:
+each expression takes the text up to the next literal (or the end), so the cost is linear in the
+URI and no regular expression can be made to backtrack. Supported expressions: ``{var}``,
+``{+var}``, ``{#var}``, ``{/var}``, ``{.var}``, ``{;var}``, ``{?a,b}`` and ``{&a,b}``.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+__all__ = ["UriTemplate"]
+
+_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+_OPERATORS = "+#./;?&"
+
+
+class UriTemplate:
+    """A parsed template that can tell whether a URI matches and extract its variables."""
+
+    __slots__ = ("_parts", "template", "variables")
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self._parts: list[
+            tuple[str, str, list[str]]
+        ] = []  # (literal, operator, names); literal-only if no names
+        self.variables: list[str] = []
+        pos = 0
+        for m in _EXPRESSION.finditer(template):
+            literal = template[pos : m.start()]
+            body = m.group(1)
+            op = body[0] if body and body[0] in _OPERATORS else ""
+            names = [n.rstrip("*").split(":")[0] for n in body[len(op) :].split(",")]
+            if not all(n and re.fullmatch(r"[A-Za-z0-9_.%]+", n) for n in names):
+                raise ValueError(f"invalid expression {{{body}}} in URI template {template!r}")
+            self._parts.append((literal, op, names))
+            self.variables.extend(names)
+            pos = m.end()
+        if "{" in template[pos:] or "}" in template[pos:]:
+            raise ValueError(f"unbalanced braces in URI template {template!r}")
+        self._parts.append((template[pos:], "", []))
+
+    @property
+    def is_template(self) -> bool:
+        return bool(self.variables)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables if ``uri`` matches, else None. Linear time."""
+        values: dict[str, str] = {}
+        pos = 0
+        parts = self._parts
+        for index, (literal, op, names) in enumerate(parts):
+            if not uri.startswith(literal, pos):
+                return None
+            pos += len(literal)
+            if not names:
+                continue
+            following = parts[index + 1][0] if index + 1 < len(parts) else ""
+            end = uri.find(following, pos) if following else len(uri)
+            if end < 0:
+                return None
+            segment = uri[pos:end]
+            if not self._extract(op, names, segment, values):
+                return None
+            pos = end
+        return values if pos == len(uri) else None
+
+    @staticmethod
+    def _extract(op: str, names: list[str], segment: str, values: dict[str, str]) -> bool:
+        if op in ("", "+", "#"):
+            if op == "#":
+                if not segment.startswith("#"):
+                    return False
+                segment = segment[1:]
+            if op == "" and "/" in segment:
+                return False  # a simple {var} never spans path segments
+            pieces = segment.split(",") if len(names) > 1 else [segment]
+            if len(pieces) != len(names) or any(p == "" for p in pieces):
+                return False
+            for name, piece in zip(names, pieces):
+                values[name] = unquote(piece)
+            return True
+        if op in "./":
+            pieces = segment.split(op)
+            if pieces[0] != "" or len(pieces) - 1 != len(names):
+                return False
+            for name, piece in zip(names, pieces[1:]):
+                values[name] = unquote(piece)
+            return True
+        if not segment.startswith(op):  # ";a=1;b=2", "?a=1&b=2", "&a=1"
+            return False
+        separator = ";" if op == ";" else "&"
+        for pair in segment[1:].split(separator):
+            key, _, value = pair.partition("=")
+            if key in names:
+                values[key] = unquote(value)
+        return True
+
+    def __repr__(self) -> str:
+        return f"UriTemplate({self.template!r})"

@@ -1,0 +1,244 @@
+"""stdio framing: newline-delimited JSON over pipes, for both sides.
+
+Server side (:func:`stdio_server`): the protocol gets a private duplicate of fd 1 and fd 1 itself is
+pointed at stderr for as long as the server runs, so a handler's ``print`` or a C extension writing to
+fd 1 can never corrupt the protocol stream. Pipes are read and written non-blocking on the event loop
+(no thread hop per message); anything that is not a pipe or socket (a file, a tty) falls back to a
+worker thread.
+
+Client side (:func:`spawn_stdio`): starts the server as a subprocess and on exit shuts it down the
+way the MCP specification says: close its stdin, wait, SIGTERM, wait, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+from anyio.abc import Process
+
+from .framing import DEFAULT_MAX_LINE, LineBuffer
+
+__all__ = ["FdStream", "ProcessStream", "protected_stdout", "shutdown_process", "spawn_stdio", "stdio_server"]
+
+logger = logging.getLogger("jsonrpc_mcp.transports")
+
+_CHUNK = 256 * 1024
+
+
+def _pollable(fd: int) -> bool:
+    """Pipes and sockets can be waited on by the event loop; files and ttys cannot (reliably)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class FdStream:
+    """A message stream over two file descriptors (read side, write side)."""
+
+    def __init__(self, read_fd: int, write_fd: int, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self._rfd = read_fd
+        self._wfd = write_fd
+        self._lines = LineBuffer(max_line)
+        self._eof = False
+        self._closed = False
+        self._lock = anyio.Lock(fast_acquire=True)
+        self._restore: list[tuple[int, bool]] = []
+        self._r_async = self._make_nonblocking(read_fd)
+        self._w_async = self._make_nonblocking(write_fd)
+
+    def _make_nonblocking(self, fd: int) -> bool:
+        if not _pollable(fd) or sys.platform == "win32":
+            return False
+        was_blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        self._restore.append((fd, was_blocking))
+        return True
+
+    async def receive(self) -> bytes:
+        lines = self._lines
+        while True:
+            line = lines.pop()  # raises FrameTooLarge for a discarded line
+            if line is not None:
+                return line
+            if self._eof or self._closed:
+                raise anyio.EndOfStream
+            data = await self._read()
+            if data:
+                lines.feed(data)
+            else:
+                self._eof = True
+                lines.feed_eof()
+
+    async def _read(self) -> bytes:
+        fd = self._rfd
+        if not self._r_async:
+            return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+        while True:
+            try:
+                return os.read(fd, _CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        data = memoryview(message + b"\n")
+        async with self._lock:
+            while data:
+                try:
+                    written = os.write(self._wfd, data)
+                except BlockingIOError:
+                    await anyio.wait_writable(self._wfd)
+                    continue
+                except BrokenPipeError:
+                    raise anyio.BrokenResourceError from None
+                data = data[written:]
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self.restore()
+
+    def restore(self) -> None:
+        """Put the descriptors' blocking mode back as it was."""
+        for fd, was_blocking in self._restore:
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, was_blocking)
+        self._restore.clear()
+
+
+@contextlib.contextmanager
+def protected_stdout() -> Iterator[int]:
+    """Yield a private duplicate of fd 1 for the protocol while fd 1 itself points at stderr."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    protocol_fd = os.dup(1)  # not inheritable: child processes never see the protocol pipe
+    os.dup2(2, 1)
+    try:
+        yield protocol_fd
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os.dup2(protocol_fd, 1)
+        os.close(protocol_fd)
+
+
+@contextlib.asynccontextmanager
+async def stdio_server(
+    *, max_line: int = DEFAULT_MAX_LINE, protect_stdout: bool = True
+) -> AsyncIterator[FdStream]:
+    """The server's end of stdio: reads fd 0, writes the protocol to (a private copy of) fd 1."""
+    if protect_stdout:
+        with protected_stdout() as out_fd:
+            stream = FdStream(0, out_fd, max_line=max_line)
+            try:
+                yield stream
+            finally:
+                stream.restore()
+    else:
+        stream = FdStream(0, 1, max_line=max_line)
+        try:
+            yield stream
+        finally:
+            stream.restore()
+
+
+class ProcessStream:
+    """The client's end of a server subprocess: its stdout in, its stdin out."""
+
+    def __init__(self, process: Process, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self.process = process
+        self._lines = LineBuffer(max_line)
+        self._eof = False
+        self._lock = anyio.Lock(fast_acquire=True)
+
+    async def receive(self) -> bytes:
+        assert self.process.stdout is not None
+        lines = self._lines
+        while True:
+            line = lines.pop()
+            if line is not None:
+                return line
+            if self._eof:
+                raise anyio.EndOfStream
+            try:
+                data = await self.process.stdout.receive(_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._eof = True
+                lines.feed_eof()
+            else:
+                lines.feed(data)
+
+    async def send(self, message: bytes) -> None:
+        assert self.process.stdin is not None
+        async with self._lock:
+            await self.process.stdin.send(message + b"\n")
+
+    async def aclose(self) -> None:
+        assert self.process.stdin is not None
+        with contextlib.suppress(Exception):
+            await self.process.stdin.aclose()
+
+
+async def shutdown_process(process: Process, *, grace: float = 2.0, term_grace: float = 2.0) -> int | None:
+    """Close stdin, wait ``grace`` s, SIGTERM, wait ``term_grace`` s, SIGKILL. Returns the exit code."""
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            with contextlib.suppress(Exception):
+                await process.stdin.aclose()
+        with anyio.move_on_after(grace):
+            return await process.wait()
+        logger.info("server did not exit after stdin closed; sending SIGTERM")
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        with anyio.move_on_after(term_grace):
+            return await process.wait()
+        logger.warning("server ignored SIGTERM; sending SIGKILL")
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with anyio.move_on_after(5):
+            return await process.wait()
+        return None
+
+
+@contextlib.asynccontextmanager
+async def spawn_stdio(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: int | IO[Any] | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    grace: float = 2.0,
+) -> AsyncIterator[ProcessStream]:
+    """Start ``command`` as an MCP/JSON-RPC server over stdio; shut it down on exit.
+
+    ``stderr`` is passed to the subprocess as is (default: inherit ours).
+    """
+    if not command:
+        raise ValueError("command must not be empty")
+    process = await anyio.open_process(
+        list(command),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+    )
+    stream = ProcessStream(process, max_line=max_line)
+    try:
+        yield stream
+    finally:
+        await shutdown_process(process, grace=grace)
+        with contextlib.suppress(Exception):
+            await process.aclose()
