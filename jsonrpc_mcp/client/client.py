@@ -99,7 +99,7 @@ class Client:
         self._stream = stream
         self._tg: TaskGroup | None = None
         self._exit: contextlib.AsyncExitStack | None = None
-        self.initialize_result: dict[str, Any] | None = None
+        self.initialize_result: dict[str, Any] = {}
         self.revision: Revision | None = None
 
     async def __aenter__(self) -> Client:
@@ -131,15 +131,17 @@ class Client:
 
     @property
     def server_info(self) -> dict[str, Any]:
-        return (self.initialize_result or {}).get("serverInfo", {})
+        info: dict[str, Any] = self.initialize_result.get("serverInfo", {})
+        return info
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
-        return (self.initialize_result or {}).get("capabilities", {})
+        caps: dict[str, Any] = self.initialize_result.get("capabilities", {})
+        return caps
 
     @property
     def instructions(self) -> str | None:
-        return (self.initialize_result or {}).get("instructions")
+        return self.initialize_result.get("instructions")
 
     async def initialize(self) -> dict[str, Any]:
         """The handshake: ``initialize``, check the revision, then ``notifications/initialized``."""
@@ -160,7 +162,7 @@ class Client:
         self.revision = revision
         self.initialize_result = result
         await self.notify("notifications/initialized")
-        return result
+        return self.initialize_result
 
     # -- raw JSON-RPC -----------------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT) -> Any:
@@ -241,8 +243,10 @@ class Client:
         """Spawn ``command`` as a stdio server, connect (and initialize), and shut it down on exit."""
         from ..transports.stdio import spawn_stdio
 
-        async with spawn_stdio(command, env=env, cwd=cwd, stderr=stderr, max_line=max_line) as stream:
-            async with cls(stream, **options) as client:
-                if initialize:
-                    await client.initialize()
-                yield client
+        async with (
+            spawn_stdio(command, env=env, cwd=cwd, stderr=stderr, max_line=max_line) as stream,
+            cls(stream, **options) as client,
+        ):
+            if initialize:
+                await client.initialize()
+            yield client

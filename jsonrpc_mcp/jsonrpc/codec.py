@@ -35,7 +35,7 @@ def _id_ok(value: object) -> bool:
 
 def _readable_id(obj: dict[str, Any]) -> RequestId | None:
     value = obj.get("id")
-    return value if _id_ok(value) else None  # type: ignore[return-value]
+    return value if _id_ok(value) else None
 
 
 def decode(data: bytes | str) -> Incoming | list[Incoming]:
@@ -91,7 +91,7 @@ def parse_message(obj: Any) -> Incoming:
             return Invalid(
                 None, InvalidRequest('Invalid Request: a response "id" must be a string or an integer')
             )
-        return Response(rid, obj["result"])
+        return Response(rid, obj["result"])  # type: ignore[arg-type]
     error = obj["error"]
     if (
         type(error) is not dict

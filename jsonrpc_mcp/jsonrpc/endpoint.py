@@ -28,6 +28,7 @@ for a response fails with :class:`ConnectionClosed`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Callable
@@ -301,9 +302,8 @@ class Endpoint:
         if cancel is not None and notification.method == cancel.method:
             params = notification.params
             rid = params.get(cancel.id_key) if type(params) is dict else None
-            if rid is not None:
-                if not self.cancel_incoming(rid):
-                    logger.debug("cancellation for unknown or finished request %r ignored", rid)
+            if rid is not None and not self.cancel_incoming(rid):
+                logger.debug("cancellation for unknown or finished request %r ignored", rid)
             # fall through: the dispatcher may want to see it too (e.g. to log the reason)
         try:
             await self.dispatcher.handle_notification(notification)
@@ -345,7 +345,7 @@ class Endpoint:
             elif t is Notification:
                 await self._handle_notification(item)  # type: ignore[arg-type]
             elif t is Invalid:
-                answers.append(self._encode_error(item.id, item.error))  # type: ignore[union-attr]
+                answers.append(self._encode_error(item.id, item.error))  # type: ignore[union-attr, arg-type]
             else:
                 self._handle_response(item)  # type: ignore[arg-type]
         if requests:
@@ -383,10 +383,8 @@ class Endpoint:
 
     async def _send_cancel(self, rid: RequestId, reason: str) -> None:
         if self._cancel is not None and not self._closed:
-            try:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionClosed):
                 await self.notify(self._cancel.method, {self._cancel.id_key: rid, "reason": reason})
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionClosed):
-                pass
 
     async def _send(self, data: bytes) -> None:
         if self._closed:

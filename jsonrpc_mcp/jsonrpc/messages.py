@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
-RequestId = Union[str, int]
+RequestId = str | int
 """A request id: a string or an integer (never a boolean, a fraction or null)."""
 
-Params = Union[dict[str, Any], list[Any], None]
+Params = dict[str, Any] | list[Any] | None
 
 
 @dataclass(slots=True)
@@ -52,5 +52,5 @@ class Invalid:
     error: Any  # a JsonRpcError; typed loosely to keep this module free of the errors module
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
-Incoming = Union[Request, Notification, Response, ErrorResponse, Invalid]
+Message = Request | Notification | Response | ErrorResponse
+Incoming = Request | Notification | Response | ErrorResponse | Invalid

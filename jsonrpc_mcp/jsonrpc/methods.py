@@ -72,13 +72,13 @@ class MethodTable:
             logger.debug("notification %r ignored: %s", notification.method, exc)
 
     async def _call(self, entry: _Method, params: Params) -> Any:
-        args: list[Any] = params if type(params) is list else []  # type: ignore[assignment]
-        kwargs: dict[str, Any] = params if type(params) is dict else {}  # type: ignore[assignment]
+        args: list[Any] = params if isinstance(params, list) else []
+        kwargs: dict[str, Any] = params if isinstance(params, dict) else {}
         try:
             entry.signature.bind(*args, **kwargs)
         except TypeError as exc:
             raise InvalidParams(f"Invalid params: {exc}") from None
         result = entry.fn(*args, **kwargs)
         if entry.is_async:
-            result = await result  # type: ignore[misc]
+            result = await result
         return result

@@ -111,7 +111,7 @@ def schema_for_type(tp: Any, where: str = "value") -> dict[str, Any]:
         required = [
             f.name
             for f in fields
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING  # type: ignore[misc]
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         ]
         return {
             "type": "object",

@@ -86,9 +86,8 @@ class _Handler:
         self, fn: Callable[..., Any], params: list[str], context_param: str | None, var_kwargs: bool
     ) -> None:
         self.fn = fn
-        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-            getattr(fn, "__call__", None)
-        )
+        call = None if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self.params = frozenset(params)
         self.context_param = context_param
         self.var_kwargs = var_kwargs

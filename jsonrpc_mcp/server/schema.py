@@ -43,7 +43,7 @@ class SchemaDefinitionError(ValueError):
 
 
 def _refuse_remote(uri: str) -> Resource[Any]:
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 _NO_NETWORK: Registry[Any] = Registry(retrieve=_refuse_remote)  # type: ignore[call-arg]

@@ -219,12 +219,13 @@ class Server:
 
     def wire_list(self, kind: str, revision: Revision) -> list[dict[str, Any]]:
         """The wire form of a registry for a revision, cached until the registry changes."""
-        registry: Registry[Any] = {
+        registries: dict[str, Registry[Any]] = {
             "tools": self.tools,
             "resources": self.resources,
             "resource templates": self.templates,
             "prompts": self.prompts,
-        }[kind]
+        }
+        registry = registries[kind]
         key = (kind, revision.version)
         cached = self._wire_cache.get(key)
         if cached is not None and cached[0] == registry.generation:

@@ -80,14 +80,14 @@ class UriTemplate:
             pieces = segment.split(",") if len(names) > 1 else [segment]
             if len(pieces) != len(names) or any(p == "" for p in pieces):
                 return False
-            for name, piece in zip(names, pieces):
+            for name, piece in zip(names, pieces, strict=True):
                 values[name] = unquote(piece)
             return True
         if op in "./":
             pieces = segment.split(op)
             if pieces[0] != "" or len(pieces) - 1 != len(names):
                 return False
-            for name, piece in zip(names, pieces[1:]):
+            for name, piece in zip(names, pieces[1:], strict=True):
                 values[name] = unquote(piece)
             return True
         if not segment.startswith(op):  # ";a=1;b=2", "?a=1&b=2", "&a=1"

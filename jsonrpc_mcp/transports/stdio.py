@@ -208,7 +208,7 @@ async def shutdown_process(process: Process, *, grace: float = 2.0, term_grace: 
             process.kill()
         with anyio.move_on_after(5):
             return await process.wait()
-        return None
+    return None
 
 
 @contextlib.asynccontextmanager
