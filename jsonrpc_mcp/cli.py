@@ -11,6 +11,7 @@ import importlib.util
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,12 +34,16 @@ def load_target(target: str) -> Any:
     """
     from .server import Server
 
-    location, _, attr = target.partition(":")
+    location, _, attr = target.rpartition(":")
+    if not location or not attr.isidentifier():  # no ":ATTR" (a ":" may belong to the path itself)
+        location, attr = target, ""
     attr = attr or "server"
     path = Path(location)
     if location.endswith(".py") or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise TargetError(f"no such file: {location}")
+        if not path.is_file():
+            raise TargetError(f"{location} is not a Python file")
         directory = str(path.resolve().parent)
         if directory not in sys.path:
             sys.path.insert(0, directory)
@@ -48,20 +53,31 @@ def load_target(target: str) -> Any:
             raise TargetError(f"cannot load {location}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise TargetError(f"loading {location} failed: {type(exc).__name__}: {exc}") from exc
     else:
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
         try:
             module = importlib.import_module(location)
         except ModuleNotFoundError as exc:
-            raise TargetError(f"cannot import {location!r}: {exc}") from None
+            if exc.name is not None and (location == exc.name or location.startswith(exc.name + ".")):
+                raise TargetError(f"cannot import {location!r}: {exc}") from None
+            raise TargetError(f"importing {location} failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:
+            raise TargetError(f"importing {location} failed: {type(exc).__name__}: {exc}") from exc
     try:
         obj = getattr(module, attr)
     except AttributeError:
         raise TargetError(f"{location} has no attribute {attr!r}") from None
     if not isinstance(obj, Server) and callable(obj):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise TargetError(f"calling {location}:{attr}() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, Server):
         raise TargetError(f"{target} is a {type(obj).__name__}, not a jsonrpc_mcp.Server")
     return obj
@@ -80,10 +96,16 @@ def _configure_logging(level: str) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .transports.stdio import protected_stdout
+
     sys.argv = [args.target, *args.args]
     try:
-        server = load_target(args.target)
+        # whatever the target prints while it loads goes to stderr, never into the protocol stream
+        with protected_stdout():
+            server = load_target(args.target)
     except TargetError as exc:
+        if exc.__cause__ is not None:  # the target's own code failed: show where
+            traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
         print(f"jsonrpc-mcp serve: {exc}", file=sys.stderr)
         return 2
     server.run(max_line=args.max_line)
@@ -100,6 +122,9 @@ async def _call(args: argparse.Namespace) -> int:
     from .jsonrpc.errors import JsonRpcError
 
     arguments: Any = None
+    if args.args is not None and not args.tool:
+        print("jsonrpc-mcp call: --args needs --tool", file=sys.stderr)
+        return 2
     if args.args is not None:
         try:
             arguments = orjson.loads(args.args)

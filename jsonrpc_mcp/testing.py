@@ -2,6 +2,10 @@
 
 async with connect(server) as client:
     result = await client.call_tool("echo", {"message": "hi"})
+
+async with connect_raw(server) as raw:          # speak frames yourself (batches, broken JSON, ...)
+    await raw.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert (await raw.receive()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
 """
 
 from __future__ import annotations
@@ -11,13 +15,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import orjson
 
 from .client import Client
 from .server import Server
 from .transports.base import MessageStream
 from .transports.memory import memory_pair
 
-__all__ = ["WireRecorder", "connect"]
+__all__ = ["RawConnection", "WireRecorder", "connect", "connect_raw"]
 
 
 class WireRecorder:
@@ -64,14 +69,111 @@ async def connect(
     """
     client_end, server_end = memory_pair()
     stream: MessageStream = WireRecorder(client_end) if recorder else client_end
+    error: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, server_end)
-        async with Client(stream, request_timeout=timeout, **client_options) as client:
-            client.wire = stream  # type: ignore[attr-defined]
-            if initialize:
-                with anyio.fail_after(timeout):
-                    await client.initialize()
-            yield client
-        with anyio.move_on_after(timeout):
-            await server_end.aclose()
-        tg.cancel_scope.cancel()
+        try:
+            async with Client(stream, request_timeout=timeout, **client_options) as client:
+                client.wire = stream  # type: ignore[attr-defined]
+                if initialize:
+                    with anyio.fail_after(timeout):
+                        await client.initialize()
+                yield client
+        except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
+            error = exc
+        finally:
+            with anyio.move_on_after(timeout):
+                await server_end.aclose()
+            tg.cancel_scope.cancel()
+    if error is not None:
+        raise error
+
+
+class RawConnection:
+    """The client end of an in-memory connection that speaks raw frames; every wait is bounded.
+
+    :meth:`send` takes bytes (sent as they are) or a JSON value (encoded); :meth:`receive` returns the
+    next frame decoded. Every frame received is also kept, in order, in :attr:`frames`.
+    """
+
+    def __init__(self, stream: MessageStream, timeout: float) -> None:
+        self._stream = stream
+        self.timeout = timeout
+        self.frames: list[Any] = []
+        self._next_id = 0
+
+    async def send(self, message: Any) -> None:
+        data = message if isinstance(message, bytes) else orjson.dumps(message)
+        await self._stream.send(data)
+
+    async def receive(self) -> Any:
+        """The next frame from the server, decoded; TimeoutError if none comes in time."""
+        with anyio.fail_after(self.timeout):
+            frame = orjson.loads(await self._stream.receive())
+        self.frames.append(frame)
+        return frame
+
+    async def receive_until(self, predicate: Any) -> Any:
+        """Receive frames until one satisfies ``predicate``; return it (the others stay in frames)."""
+        with anyio.fail_after(self.timeout):
+            while True:
+                frame = await self.receive()
+                if predicate(frame):
+                    return frame
+
+    def new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request with a fresh id and return the whole response frame (result or error)."""
+        rid = self.new_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        return await self.receive_until(
+            lambda f: isinstance(f, dict) and f.get("id") == rid and "method" not in f
+        )
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+
+    async def initialize(self, protocol_version: str, *, initialized: bool = True) -> Any:
+        """The handshake; returns the ``initialize`` response frame."""
+        response = await self.request(
+            "initialize",
+            {
+                "protocolVersion": protocol_version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        )
+        if initialized:
+            await self.notify("notifications/initialized")
+        return response
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+@contextlib.asynccontextmanager
+async def connect_raw(server: Server, *, timeout: float = 10.0) -> AsyncIterator[RawConnection]:
+    """Serve ``server`` in-process and yield a :class:`RawConnection` to it (no handshake done)."""
+    client_end, server_end = memory_pair()
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, server_end)
+        try:
+            yield RawConnection(client_end, timeout)
+        except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
+            error = exc
+        finally:
+            with anyio.move_on_after(timeout):
+                await client_end.aclose()
+            tg.cancel_scope.cancel()
+    if error is not None:
+        raise error

@@ -122,7 +122,9 @@ class Client:
         with contextlib.suppress(Exception):
             await self._stream.aclose()
         self._tg.cancel_scope.cancel()
-        await self._exit.__aexit__(exc_type, exc, tb)
+        # The body's exception is not thrown into the task group: it propagates as itself instead of
+        # wrapped in an ExceptionGroup (the endpoint task is cancelled either way).
+        await self._exit.__aexit__(None, None, None)
 
     # -- session ----------------------------------------------------------------------------------
     @property

@@ -16,8 +16,10 @@ One reader loop (:meth:`Endpoint.run`) takes framed messages from the transport 
   concurrently and writes a single array with their answers.
 
 Answering at most once: a request's answer is written only by whoever claims its id from the peer
-first. The handler claims it when it finishes; a cancellation claims it and cancels the scope. The
-loser does nothing, so a cancelled request is never answered and no request is answered twice.
+first. The handler claims it when it finishes (with its own scope as the token, so a handler that
+outlived its cancellation cannot claim a newer request reusing the id); a cancellation claims it and
+cancels the scope. The loser does nothing, so a cancelled request is never answered and no request
+is answered twice.
 
 Outgoing requests wait on a slot with a timeout; on timeout (or when the caller is cancelled) the peer
 is sent the cancellation notification and the slot is forgotten, so a late response is just dropped.
@@ -198,7 +200,9 @@ class Endpoint:
         except TimeoutError:
             if self._peer.finish_outgoing(rid) is not None:
                 await self._send_cancel(rid, "timeout")
-            raise RequestTimeout(f"no response to {method!r} within {timeout} s") from None
+                raise RequestTimeout(f"no response to {method!r} within {timeout} s") from None
+            # The slot was settled (a response matched, or the connection closed) in the same
+            # instant the deadline passed: report that rather than lose it.
         except anyio.get_cancelled_exc_class():
             if self._peer.finish_outgoing(rid) is not None:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1):
@@ -283,18 +287,21 @@ class Endpoint:
         with scope:
             try:
                 result = await self.dispatcher.handle_request(request, RequestContext(request, self, scope))
-                data = codec.encode_response(request.id, result)
             except JsonRpcError as exc:
                 data = self._encode_error(request.id, exc)
-            except TypeError as exc:
-                # orjson raises a TypeError subclass for results that are not JSON
-                logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
-                data = self._encode_error(request.id, InternalError("Internal error: result is not JSON"))
             except Exception:
                 logger.exception("unhandled error while serving %r", request.method)
                 data = self._encode_error(request.id, InternalError("Internal error"))
-        if self._peer.finish_incoming(request.id) is None:
-            return None  # cancelled: the canceller claimed the id, nothing may be sent
+            else:
+                try:
+                    data = codec.encode_response(request.id, result)
+                except TypeError as exc:  # orjson raises a TypeError subclass for what is not JSON
+                    logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
+                    data = self._encode_error(request.id, InternalError("Internal error: result is not JSON"))
+        # Claim the id with our own scope: if a cancellation claimed it first (and the peer has since
+        # reused the id for a new request), the entry is not ours and nothing may be sent.
+        if self._peer.finish_incoming(request.id, scope) is None:
+            return None
         return data
 
     async def _handle_notification(self, notification: Notification) -> None:
@@ -302,7 +309,9 @@ class Endpoint:
         if cancel is not None and notification.method == cancel.method:
             params = notification.params
             rid = params.get(cancel.id_key) if type(params) is dict else None
-            if rid is not None and not self.cancel_incoming(rid):
+            if type(rid) is not str and type(rid) is not int:  # not an id (a bool would alias 1)
+                logger.debug("cancellation without a usable request id ignored: %r", rid)
+            elif not self.cancel_incoming(rid):
                 logger.debug("cancellation for unknown or finished request %r ignored", rid)
             # fall through: the dispatcher may want to see it too (e.g. to log the reason)
         try:

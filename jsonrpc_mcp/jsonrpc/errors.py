@@ -51,10 +51,18 @@ class JsonRpcError(Exception):
 
     @classmethod
     def from_dict(cls, error: dict[str, Any]) -> JsonRpcError:
-        """Rebuild the exception for an error object received from a peer."""
-        code = error["code"]
+        """Rebuild the exception for an error object received from a peer.
+
+        A code that is not a usable JSON-RPC code (0, or not an integer) is read as -32603, so
+        whatever a peer sends, the caller gets an exception (never a crash in the reader) and an
+        error passed on from it never puts ``code: 0`` on our wire.
+        """
+        code = error.get("code")
+        if type(code) is not int or code == 0:
+            code = INTERNAL_ERROR
         klass = _BY_CODE.get(code, JsonRpcError)
-        return klass(error["message"], error.get("data"), code=code)
+        message = error.get("message")
+        return klass(message if type(message) is str else None, error.get("data"), code=code)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code}, message={self.message!r})"

@@ -61,8 +61,14 @@ class Peer(Generic[OutT, InT]):
         self._incoming[rid] = token
         return True
 
-    def finish_incoming(self, rid: RequestId) -> InT | None:
-        """Claim the right to act on an incoming request (answer or cancel). Succeeds once."""
+    def finish_incoming(self, rid: RequestId, token: InT | None = None) -> InT | None:
+        """Claim the right to act on an incoming request (answer or cancel). Succeeds once.
+
+        With ``token``, claim only if the entry under ``rid`` is that very token: a handler that
+        outlived its cancellation must not claim a newer request that reuses the id.
+        """
+        if token is not None and self._incoming.get(rid) is not token:
+            return None
         return self._incoming.pop(rid, None)
 
     def incoming_token(self, rid: RequestId) -> InT | None:

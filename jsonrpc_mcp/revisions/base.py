@@ -32,6 +32,7 @@ class Revision:
     has_resource_links: bool
     has_elicitation: bool
     has_progress_message: bool
+    has_definition_meta: bool  # "_meta" on Tool/Resource/Prompt definitions and resource contents
     tool_name_rules: bool  # 2025-11-25 naming guidance (1-128 chars of [A-Za-z0-9_.-])
     # HTTP
     has_streamable_http: bool

@@ -18,6 +18,7 @@ REVISION = Revision(
     has_resource_links=False,
     has_elicitation=False,
     has_progress_message=True,
+    has_definition_meta=False,
     tool_name_rules=False,
     has_streamable_http=True,
     has_protocol_version_header=False,

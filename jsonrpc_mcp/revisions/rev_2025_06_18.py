@@ -18,6 +18,7 @@ REVISION = Revision(
     has_resource_links=True,
     has_elicitation=True,
     has_progress_message=True,
+    has_definition_meta=True,
     tool_name_rules=False,
     has_streamable_http=True,
     has_protocol_version_header=True,

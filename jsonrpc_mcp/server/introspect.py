@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import types
@@ -192,6 +193,77 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
     return (" ".join(paragraphs[0].split()) if paragraphs else None), params
 
 
+# -- converting validated JSON into the annotated Python types -------------------------------------
+Converter = Callable[[Any], Any]
+
+
+def converter_for(tp: Any) -> Converter | None:
+    """How to turn a validated JSON value into ``tp`` (an Enum member, a dataclass, a tuple, ...).
+
+    None when the JSON value already is what the annotation says (str, int, list[str], dict, ...).
+    """
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return converter_for(args[0])
+    if origin is Union or origin is types.UnionType:
+        members = [a for a in args if a is not type(None)]
+        if len(members) != 1:
+            return None  # which member a value belongs to is ambiguous: leave it as JSON
+        inner = converter_for(members[0])
+        if inner is None:
+            return None
+        return lambda value: None if value is None else inner(value)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp
+    if origin in (list, Sequence, typing.Sequence) and args:
+        item = converter_for(args[0])
+        return None if item is None else (lambda value: [item(v) for v in value])
+    if origin in (set, frozenset) or tp in (set, frozenset):
+        kind: Any = frozenset if (origin or tp) is frozenset else set
+        return _collection(kind, converter_for(args[0]) if args else None)
+    if origin is tuple or tp is tuple:
+        if args and not (len(args) == 2 and args[1] is Ellipsis):
+            each = [converter_for(a) or _identity for a in args]
+            return lambda value: tuple(c(v) for c, v in zip(each, value, strict=False))
+        return _collection(tuple, converter_for(args[0]) if args else None)
+    if origin in (dict, Mapping, typing.Mapping) and len(args) == 2:
+        val = converter_for(args[1])
+        return None if val is None else (lambda value: {k: val(v) for k, v in value.items()})
+    if _is_typeddict(tp):
+        fields = _field_converters(typing.get_type_hints(tp, include_extras=True))
+        if not fields:
+            return None
+        return lambda value: {k: (fields[k](v) if k in fields else v) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        fields = _field_converters({f.name: hints[f.name] for f in dataclasses.fields(tp)})
+        cls = tp
+        return lambda value: cls(**{k: (fields[k](v) if k in fields else v) for k, v in value.items()})
+    return None
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _collection(kind: Callable[[Any], Any], item: Converter | None) -> Converter:
+    """A JSON array into ``kind`` (set, frozenset, tuple), converting each item when needed."""
+    if item is None:
+        return kind
+    convert = item
+    return lambda value: kind(convert(v) for v in value)
+
+
+def _field_converters(hints: dict[str, Any]) -> dict[str, Converter]:
+    out: dict[str, Converter] = {}
+    for name, hint in hints.items():
+        conv = converter_for(hint)
+        if conv is not None:
+            out[name] = conv
+    return out
+
+
 # -- functions ----------------------------------------------------------------------------------
 @dataclasses.dataclass(slots=True)
 class FunctionSpec:
@@ -204,6 +276,38 @@ class FunctionSpec:
     accepts_var_kwargs: bool
     required: list[str]
     param_descriptions: dict[str, str]
+    converters: dict[str, Converter] = dataclasses.field(default_factory=dict)
+
+
+def _context_annotation(annotation: Any, context_type: type) -> bool:
+    """``Context``, ``Annotated[Context, ...]``, ``Context | None`` and ``Optional[Context]``."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    origin = typing.get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) != 1:
+            return False
+        annotation = members[0]
+    return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+def _annotated_callable(fn: Any) -> Any:
+    """What carries the annotations: the function itself, a partial's function, an object's __call__."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn) or inspect.isbuiltin(fn):
+        return fn
+    return type(fn).__call__ if callable(fn) else fn
+
+
+def _qualname(fn: Any) -> str:
+    name = getattr(fn, "__qualname__", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(fn, functools.partial):
+        return f"partial({_qualname(fn.func)})"
+    return f"{type(fn).__qualname__} instance"
 
 
 def describe_function(
@@ -211,34 +315,31 @@ def describe_function(
 ) -> FunctionSpec:
     """Inspect ``fn``: its input schema, the Context parameter (by annotation), and its docs."""
     signature = inspect.signature(fn)
+    qualname = _qualname(fn)
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(_annotated_callable(fn), include_extras=True)
     except Exception as exc:
-        raise TypeError(f"cannot resolve the type hints of {fn.__qualname__}: {exc}") from None
+        raise TypeError(f"cannot resolve the type hints of {qualname}: {exc}") from None
     summary, docs = parse_docstring(inspect.getdoc(fn))
     properties: dict[str, Any] = {}
     required: list[str] = []
     params: list[str] = []
+    converters: dict[str, Converter] = {}
     context_param: str | None = None
     var_kwargs = False
     for index, (name, param) in enumerate(signature.parameters.items()):
         if skip_first and index == 0:
             continue
         annotation = hints.get(name, inspect.Parameter.empty)
-        base = (
-            typing.get_args(annotation)[0]
-            if typing.get_origin(annotation) is typing.Annotated
-            else annotation
-        )
-        if isinstance(base, type) and issubclass(base, context_type):
+        if _context_annotation(annotation, context_type):
             context_param = name
             continue
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             var_kwargs = True
             continue
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
-            raise TypeError(f"{fn.__qualname__}: parameter {name!r} must be passable by keyword")
-        schema = schema_for_type(annotation, f"{fn.__qualname__}({name})")
+            raise TypeError(f"{qualname}: parameter {name!r} must be passable by keyword")
+        schema = schema_for_type(annotation, f"{qualname}({name})")
         if name in docs and docs[name] and "description" not in schema:
             schema = {**schema, "description": docs[name]}
         if param.default is inspect.Parameter.empty:
@@ -252,7 +353,10 @@ def describe_function(
                 schema = {**schema, "default": param.default}
         properties[name] = schema
         params.append(name)
+        conv = converter_for(annotation)
+        if conv is not None:
+            converters[name] = conv
     input_schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
-    return FunctionSpec(summary, input_schema, params, context_param, var_kwargs, required, docs)
+    return FunctionSpec(summary, input_schema, params, context_param, var_kwargs, required, docs, converters)

@@ -20,10 +20,10 @@ import anyio.to_thread
 import orjson
 
 from ..errors import RegistrationError
-from ..jsonrpc.errors import InternalError, InvalidParams
+from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
 from .context import Context
-from .introspect import describe_function
+from .introspect import FunctionSpec, describe_function
 from .schema import CompiledSchema, SchemaDefinitionError
 from .uritemplate import UriTemplate
 
@@ -63,7 +63,7 @@ class ResourceContent:
     uri: str | None = None
     meta: dict[str, Any] | None = None
 
-    def to_wire(self, uri: str, default_mime: str | None) -> dict[str, Any]:
+    def to_wire(self, uri: str, default_mime: str | None, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri or uri}
         mime = self.mime_type or default_mime
         if mime:
@@ -72,7 +72,7 @@ class ResourceContent:
             out["blob"] = base64.b64encode(self.blob).decode("ascii")
         else:
             out["text"] = self.text if self.text is not None else ""
-        if self.meta:
+        if self.meta and revision.has_definition_meta:
             out["_meta"] = self.meta
         return out
 
@@ -80,23 +80,25 @@ class ResourceContent:
 class _Handler:
     """A user function and how to call it."""
 
-    __slots__ = ("context_param", "fn", "is_async", "params", "var_kwargs")
+    __slots__ = ("context_param", "converters", "fn", "is_async", "params", "var_kwargs")
 
-    def __init__(
-        self, fn: Callable[..., Any], params: list[str], context_param: str | None, var_kwargs: bool
-    ) -> None:
+    def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
         self.fn = fn
         call = None if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
-        self.params = frozenset(params)
-        self.context_param = context_param
-        self.var_kwargs = var_kwargs
+        self.params = frozenset(spec.params)
+        self.context_param = spec.context_param
+        self.var_kwargs = spec.accepts_var_kwargs
+        self.converters = spec.converters
 
     async def __call__(self, arguments: dict[str, Any], ctx: Context | None) -> Any:
         if self.var_kwargs:
             kwargs = dict(arguments)
         else:
             kwargs = {k: v for k, v in arguments.items() if k in self.params}
+        for name, convert in self.converters.items():  # JSON -> the annotated type (Enum, dataclass...)
+            if name in kwargs:
+                kwargs[name] = convert(kwargs[name])
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         if self.is_async:
@@ -104,7 +106,7 @@ class _Handler:
         return await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs), abandon_on_cancel=True)
 
 
-def _describe(fn: Callable[..., Any], what: str) -> Any:
+def _describe(fn: Callable[..., Any], what: str) -> FunctionSpec:
     if not callable(fn):
         raise RegistrationError(f"{what}: the handler must be callable, got {fn!r}")
     try:
@@ -118,7 +120,7 @@ def _common(out: dict[str, Any], revision: Revision, title: str | None, icons: A
         out["title"] = title
     if icons and revision.has_icons:
         out["icons"] = icons
-    if meta:
+    if meta and revision.has_definition_meta:
         out["_meta"] = meta
 
 
@@ -164,7 +166,7 @@ class Tool:
         self.annotations = dict(annotations) if annotations else None
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec.params, spec.context_param, spec.accepts_var_kwargs)
+        self.handler = _Handler(fn, spec)
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -217,6 +219,8 @@ class Tool:
 class Resource:
     """A registered resource with a fixed URI."""
 
+    _is_template = False
+
     def __init__(
         self,
         uri: str,
@@ -232,6 +236,13 @@ class Resource:
         meta: dict[str, Any] | None = None,
     ) -> None:
         spec = _describe(fn, f"resource {uri!r}")
+        variables = set(UriTemplate(uri).variables) if self._is_template else set()
+        unfilled = [p for p in spec.required if p not in variables]
+        if unfilled:
+            raise RegistrationError(
+                f"resource {uri!r}: the URI gives no value for the handler's required parameter(s) "
+                f"{', '.join(unfilled)} (give them defaults, or name them in a URI template)"
+            )
         self.uri = uri
         self.name = name or getattr(fn, "__name__", uri)
         self.title = title
@@ -241,7 +252,7 @@ class Resource:
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec.params, spec.context_param, spec.accepts_var_kwargs)
+        self.handler = _Handler(fn, spec)
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
@@ -257,19 +268,28 @@ class Resource:
         return out
 
     async def read(self, uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
-        value = await self.handler(variables, ctx)
-        return contents_from(value, uri, self.mime_type)
+        value = await _run(self.handler, variables, ctx, f"resource {uri!r}")
+        try:
+            return contents_from(value, uri, self.mime_type, ctx.revision)
+        except TypeError:
+            logger.error("resource %r: the handler returned %s, which is not JSON", uri, type(value).__name__)
+            raise InternalError(
+                f"Internal error: the handler of resource {uri!r} returned a {type(value).__name__}, "
+                "which is not text, bytes or JSON"
+            ) from None
 
 
 class ResourceTemplate(Resource):
     """A registered resource template (RFC 6570); its handler receives the template variables."""
 
+    _is_template = True
+
     def __init__(self, uri_template: str, fn: Callable[..., Any], **kwargs: Any) -> None:
-        super().__init__(uri_template, fn, **kwargs)
         try:
             self.template = UriTemplate(uri_template)
         except ValueError as exc:
             raise RegistrationError(str(exc)) from None
+        super().__init__(uri_template, fn, **kwargs)
         missing = set(self.template.variables) - set(self.handler.params)
         if missing and not self.handler.var_kwargs:
             raise RegistrationError(
@@ -283,18 +303,32 @@ class ResourceTemplate(Resource):
         return out
 
 
-def contents_from(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
+def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revision) -> list[dict[str, Any]]:
     """str -> text, bytes -> blob, ResourceContent(s) as given, any other JSON value -> JSON text."""
     if isinstance(value, ResourceContent):
-        return [value.to_wire(uri, mime_type)]
+        return [value.to_wire(uri, mime_type, revision)]
     if isinstance(value, list) and value and all(isinstance(v, ResourceContent) for v in value):
-        return [v.to_wire(uri, mime_type) for v in value]
+        return [v.to_wire(uri, mime_type, revision) for v in value]
     if isinstance(value, str):
-        return [ResourceContent(text=value).to_wire(uri, mime_type)]
+        return [ResourceContent(text=value).to_wire(uri, mime_type, revision)]
     if isinstance(value, (bytes, bytearray)):
-        return [ResourceContent(blob=bytes(value)).to_wire(uri, mime_type or "application/octet-stream")]
+        blob = ResourceContent(blob=bytes(value))
+        return [blob.to_wire(uri, mime_type or "application/octet-stream", revision)]
     text = orjson.dumps(value).decode()
-    return [ResourceContent(text=text).to_wire(uri, mime_type or "application/json")]
+    return [ResourceContent(text=text).to_wire(uri, mime_type or "application/json", revision)]
+
+
+async def _run(handler: _Handler, arguments: dict[str, Any], ctx: Context, what: str) -> Any:
+    """Call a resource or prompt handler; its failure is an internal error, logged with its traceback."""
+    try:
+        return await handler(arguments, ctx)
+    except JsonRpcError:
+        raise  # the handler chose its wire error (e.g. ResourceNotFound, InvalidParams)
+    except Exception as exc:
+        logger.exception("%s: the handler raised", what)
+        raise InternalError(
+            f"Internal error: the handler of {what} failed: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 class Prompt:
@@ -327,7 +361,7 @@ class Prompt:
         self.arguments = arguments
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec.params, spec.context_param, spec.accepts_var_kwargs)
+        self.handler = _Handler(fn, spec)
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -363,7 +397,7 @@ class Prompt:
         return arguments
 
     async def render(self, arguments: dict[str, str], ctx: Context) -> dict[str, Any]:
-        value = await self.handler(arguments, ctx)
+        value = await _run(self.handler, arguments, ctx, f"prompt {self.name!r}")
         if isinstance(value, dict) and "messages" in value:
             result = dict(value)
         else:

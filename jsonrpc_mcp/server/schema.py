@@ -21,6 +21,7 @@ from jsonschema import (
     Draft202012Validator,
 )
 from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema_specifications import REGISTRY as _METASCHEMAS  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
@@ -46,7 +47,10 @@ def _refuse_remote(uri: str) -> Resource[Any]:
     raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-_NO_NETWORK: Registry[Any] = Registry(retrieve=_refuse_remote)  # type: ignore[call-arg]
+# the published metaschemas are known offline (they ship with jsonschema); anything else is refused
+_NO_NETWORK: Registry[Any] = Registry(retrieve=_refuse_remote).with_resources(  # type: ignore[call-arg]
+    _METASCHEMAS.items()
+)
 
 
 def _validator_class(schema: dict[str, Any], what: str) -> Any:

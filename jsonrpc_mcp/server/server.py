@@ -15,7 +15,7 @@ import anyio
 
 from ..errors import ResourceNotFound, ToolError
 from ..jsonrpc.endpoint import CancelSpec, Endpoint
-from ..jsonrpc.errors import JsonRpcError
+from ..jsonrpc.errors import InternalError, JsonRpcError
 from ..revisions import HANDSHAKE_REVISIONS, Revision
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
@@ -246,7 +246,13 @@ class Server:
             logger.exception("tool %r raised", tool.name)
             text = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
             return {"content": [{"type": "text", "text": text}], "isError": True}
-        return tool.to_result(value, revision)
+        try:
+            return tool.to_result(value, revision)
+        except TypeError:  # orjson could not encode what the handler returned
+            logger.error("tool %r returned a %s, which is not JSON", tool.name, type(value).__name__)
+            raise InternalError(
+                f"Internal error: tool {tool.name!r} returned a {type(value).__name__}, which is not JSON"
+            ) from None
 
     async def read_resource(self, uri: str, ctx: Context) -> list[dict[str, Any]]:
         resource = self.resources.get(uri)

@@ -49,11 +49,12 @@ class State(enum.Enum):
 
 Handler = Callable[["ServerSession", dict[str, Any], RequestContext], Awaitable[Any]]
 
+# registry kind (Registry.kind, what Server._changed reports) -> (capability, notification)
 _LIST_CHANGED = {
-    "tools": ("tools", "notifications/tools/list_changed"),
-    "prompts": ("prompts", "notifications/prompts/list_changed"),
-    "resources": ("resources", "notifications/resources/list_changed"),
-    "resource templates": ("resources", "notifications/resources/list_changed"),
+    "tool": ("tools", "notifications/tools/list_changed"),
+    "prompt": ("prompts", "notifications/prompts/list_changed"),
+    "resource": ("resources", "notifications/resources/list_changed"),
+    "resource template": ("resources", "notifications/resources/list_changed"),
 }
 
 
@@ -116,17 +117,17 @@ class ServerSession:
 
     async def handle_request(self, request: Request, context: RequestContext) -> Any:
         method = request.method
-        handler = _METHODS.get(method)
-        if handler is None:
-            raise MethodNotFound(f"Method not found: {method}")
-        state = self.state
-        if state is State.NEW:
+        # the lifecycle table first: before the handshake only initialize and ping exist
+        if self.state is State.NEW:
             if method != "initialize" and method != "ping":
                 raise InvalidRequest(
                     f"Invalid Request: {method!r} before initialization; send 'initialize' first"
                 )
         elif method == "initialize":
             raise InvalidRequest("Invalid Request: the session is already initialized")
+        handler = _METHODS.get(method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {method}")
         capability = _NEEDS.get(method)
         if capability is not None and capability not in self.capabilities:
             raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
@@ -137,6 +138,8 @@ class ServerSession:
         if method == "notifications/initialized":
             if self.state is State.INITIALIZING:
                 self.state = State.READY
+                if self._pending:
+                    self._wake.set()  # changes made during the handshake are announced now
             else:
                 logger.debug("'notifications/initialized' in state %s ignored", self.state.value)
         elif method == "notifications/cancelled":
@@ -165,22 +168,33 @@ class ServerSession:
                 except Exception:  # the loop is gone: nobody to notify
                     logger.debug("list_changed(%s) after the session ended", kind)
             return
+        if self.state is State.NEW:
+            return  # capabilities and lists are decided at initialize: nothing to announce yet
         self._pending.add(kind)
         self._wake.set()
 
     async def run_notifier(self) -> None:
-        """Send list_changed notifications, coalescing bursts, until cancelled."""
+        """Send list_changed notifications, coalescing bursts, until cancelled.
+
+        Nothing is sent before the handshake completes: changes before ``initialize`` are already in
+        what initialize and the lists report; changes between ``initialize`` and ``initialized`` are
+        held and sent once the session is ready.
+        """
         self._token = anyio.lowlevel.current_token()
         self._thread = threading.get_ident()
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
+            if self.state is not State.READY:
+                continue  # held until the client says "initialized" (handle_notification wakes us)
             kinds, self._pending = self._pending, set()
-            if self.state is State.NEW:
-                continue  # capabilities are decided at initialize; nothing was promised yet
             sent: set[str] = set()
             for kind in sorted(kinds):
-                capability, method = _LIST_CHANGED[kind]
+                entry = _LIST_CHANGED.get(kind)
+                if entry is None:
+                    logger.warning("no list_changed notification for registry kind %r", kind)
+                    continue
+                capability, method = entry
                 if method in sent or not self.capabilities.get(capability, {}).get("listChanged"):
                     continue
                 sent.add(method)

@@ -24,52 +24,64 @@ class UriTemplate:
 
     def __init__(self, template: str) -> None:
         self.template = template
-        self._parts: list[
-            tuple[str, str, list[str]]
-        ] = []  # (literal, operator, names); literal-only if no names
+        # (literal, operator, names, explode); the last part is literal only (no names)
+        self._parts: list[tuple[str, str, list[str], bool]] = []
         self.variables: list[str] = []
         pos = 0
         for m in _EXPRESSION.finditer(template):
             literal = template[pos : m.start()]
+            if "{" in literal or "}" in literal:
+                raise ValueError(f"unbalanced braces in URI template {template!r}")
             body = m.group(1)
             op = body[0] if body and body[0] in _OPERATORS else ""
-            names = [n.rstrip("*").split(":")[0] for n in body[len(op) :].split(",")]
+            specs = body[len(op) :].split(",")
+            names = [n.rstrip("*").split(":")[0] for n in specs]
             if not all(n and re.fullmatch(r"[A-Za-z0-9_.%]+", n) for n in names):
                 raise ValueError(f"invalid expression {{{body}}} in URI template {template!r}")
-            self._parts.append((literal, op, names))
+            self._parts.append((literal, op, names, any(n.endswith("*") for n in specs)))
             self.variables.extend(names)
             pos = m.end()
         if "{" in template[pos:] or "}" in template[pos:]:
             raise ValueError(f"unbalanced braces in URI template {template!r}")
-        self._parts.append((template[pos:], "", []))
+        self._parts.append((template[pos:], "", [], False))
 
     @property
     def is_template(self) -> bool:
         return bool(self.variables)
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The variables if ``uri`` matches, else None. Linear time."""
+        """The variables if ``uri`` matches, else None. Linear in the URI for a given template."""
         values: dict[str, str] = {}
         pos = 0
         parts = self._parts
-        for index, (literal, op, names) in enumerate(parts):
+        for index, (literal, op, names, explode) in enumerate(parts):
             if not uri.startswith(literal, pos):
                 return None
             pos += len(literal)
             if not names:
                 continue
-            following = parts[index + 1][0] if index + 1 < len(parts) else ""
-            end = uri.find(following, pos) if following else len(uri)
+            end = self._end(uri, pos, parts[index + 1])
             if end < 0:
                 return None
-            segment = uri[pos:end]
-            if not self._extract(op, names, segment, values):
+            if not self._extract(op, names, explode, uri[pos:end], values):
                 return None
             pos = end
         return values if pos == len(uri) else None
 
     @staticmethod
-    def _extract(op: str, names: list[str], segment: str, values: dict[str, str]) -> bool:
+    def _end(uri: str, pos: int, following: tuple[str, str, list[str], bool]) -> int:
+        """Where the expression starting at ``pos`` ends: at the next literal, or where the next
+        expression's operator (``?``, ``/``, ``#``...) begins, or at the end of the URI."""
+        literal, op, names, _ = following
+        if literal:
+            return uri.find(literal, pos)
+        if names and op and op != "+":
+            lead = uri.find("&" if op == "&" else op, pos)
+            return lead if lead >= 0 else len(uri)
+        return len(uri)
+
+    @staticmethod
+    def _extract(op: str, names: list[str], explode: bool, segment: str, values: dict[str, str]) -> bool:
         if op in ("", "+", "#"):
             if op == "#":
                 if not segment.startswith("#"):
@@ -85,11 +97,18 @@ class UriTemplate:
             return True
         if op in "./":
             pieces = segment.split(op)
-            if pieces[0] != "" or len(pieces) - 1 != len(names):
+            if pieces[0] != "":
+                return False
+            if explode and len(names) == 1:  # {/path*}: every remaining segment, joined
+                values[names[0]] = unquote(op.join(pieces[1:]))
+                return True
+            if len(pieces) - 1 != len(names):
                 return False
             for name, piece in zip(names, pieces[1:], strict=True):
                 values[name] = unquote(piece)
             return True
+        if segment == "":
+            return True  # "?a,b", "&a", ";a": every variable left undefined
         if not segment.startswith(op):  # ";a=1;b=2", "?a=1&b=2", "&a=1"
             return False
         separator = ";" if op == ";" else "&"

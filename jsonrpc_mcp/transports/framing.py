@@ -48,7 +48,7 @@ class LineBuffer:
             rest = data[start:]
             self._parts.append(rest)
             self._size += len(rest)
-            if self._size > self._max:
+            if self._size > self._max + 1:  # + 1: room for a "\r" that _push strips
                 self._parts.clear()
                 self._size = 0
                 self._discarding = True

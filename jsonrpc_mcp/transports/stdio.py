@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import Process
 
@@ -72,6 +73,10 @@ class FdStream:
             if line is not None:
                 return line
             if self._eof or self._closed:
+                # Checkpoint first, as every async receive should: after an unterminated last line
+                # came out of the buffer, its request's task gets to start before the caller reacts
+                # to the end of input (a terminated last line gets that chance while we read EOF).
+                await anyio.lowlevel.checkpoint()
                 raise anyio.EndOfStream
             data = await self._read()
             if data:
@@ -117,6 +122,20 @@ class FdStream:
         self._restore.clear()
 
 
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdio buffers (what a C extension wrote with ``printf``/``puts``).
+
+    Such output is buffered inside libc when fd 1 is a pipe; left alone it would be written at
+    process exit, after fd 1 points at the protocol pipe again.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except Exception:  # no C library to reach (e.g. Windows): nothing buffered we could flush
+        pass
+
+
 @contextlib.contextmanager
 def protected_stdout() -> Iterator[int]:
     """Yield a private duplicate of fd 1 for the protocol while fd 1 itself points at stderr."""
@@ -129,6 +148,7 @@ def protected_stdout() -> Iterator[int]:
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
+        _flush_c_stdio()  # while fd 1 still points at stderr
         os.dup2(protocol_fd, 1)
         os.close(protocol_fd)
 
@@ -170,6 +190,7 @@ class ProcessStream:
             if line is not None:
                 return line
             if self._eof:
+                await anyio.lowlevel.checkpoint()  # see FdStream.receive
                 raise anyio.EndOfStream
             try:
                 data = await self.process.stdout.receive(_CHUNK)
@@ -220,10 +241,12 @@ async def spawn_stdio(
     stderr: int | IO[Any] | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     grace: float = 2.0,
+    term_grace: float = 2.0,
 ) -> AsyncIterator[ProcessStream]:
     """Start ``command`` as an MCP/JSON-RPC server over stdio; shut it down on exit.
 
-    ``stderr`` is passed to the subprocess as is (default: inherit ours).
+    ``stderr`` is passed to the subprocess as is (default: inherit ours). Shutdown: close its stdin,
+    wait ``grace`` s, SIGTERM, wait ``term_grace`` s, SIGKILL (see :func:`shutdown_process`).
     """
     if not command:
         raise ValueError("command must not be empty")
@@ -239,6 +262,6 @@ async def spawn_stdio(
     try:
         yield stream
     finally:
-        await shutdown_process(process, grace=grace)
+        await shutdown_process(process, grace=grace, term_grace=term_grace)
         with contextlib.suppress(Exception):
             await process.aclose()

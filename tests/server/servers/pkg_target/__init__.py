@@ -1,0 +1,1 @@
+"""A package target for ``serve pkg_target.app[:ATTR]``."""

@@ -1,0 +1,37 @@
+"""The in-memory transport: a connected pair of message streams."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from jsonrpc_mcp.transports.memory import memory_pair
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_what_one_end_sends_the_other_receives_in_order() -> None:
+    a, b = memory_pair()
+    with anyio.fail_after(5):
+        await a.send(b"1")
+        await a.send(b"2")
+        await b.send(b"back")
+        assert [await b.receive(), await b.receive()] == [b"1", b"2"]
+        assert await a.receive() == b"back"
+
+
+async def test_closing_one_end_ends_the_other_ends_input() -> None:
+    a, b = memory_pair()
+    await a.send(b"last")
+    await a.aclose()
+    with anyio.fail_after(5):
+        assert await b.receive() == b"last"
+        with pytest.raises(anyio.EndOfStream):
+            await b.receive()
+
+
+async def test_sending_to_a_closed_peer_fails() -> None:
+    a, b = memory_pair()
+    await b.aclose()
+    with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError):
+        await a.send(b"nobody")
