@@ -30,10 +30,11 @@ for a response fails with :class:`ConnectionClosed`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 import anyio
@@ -128,6 +129,47 @@ class _Slot:
         self.error: BaseException | None = None
 
 
+class _Tasks:
+    """Where request tasks run, all tracked so that they can be cancelled when the endpoint stops.
+
+    On asyncio a request runs as a plain asyncio task: anyio's task-group spawn costs several times
+    more per request, and each request already has its own anyio cancel scope, which works the same
+    in any task. On other backends the endpoint's anyio task group is used.
+    """
+
+    __slots__ = ("_live", "_loop", "_tg")
+
+    def __init__(self, tg: TaskGroup) -> None:
+        self._tg = tg
+        self._live: set[asyncio.Task[None]] = set()
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        if self._loop is None:
+            self._tg.start_soon(fn, *args)
+            return
+        task = self._loop.create_task(fn(*args))
+        self._live.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._live.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("request task failed", exc_info=task.exception())
+
+    async def cancel_all(self) -> None:
+        """Cancel every task still running and wait (shielded, bounded) for them to finish."""
+        if not self._live:
+            return
+        for task in self._live:
+            task.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await asyncio.wait(list(self._live))
+
+
 class CancelSpec:
     """How cancellation is spelled on this connection: the notification's method and id key."""
 
@@ -156,7 +198,7 @@ class Endpoint:
         self._cancel = cancel
         self._on_close = on_close
         self._peer: Peer[_Slot, anyio.CancelScope] = Peer()
-        self._tg: TaskGroup | None = None
+        self._tasks: _Tasks | None = None
         self._closed = False
         self._started = anyio.Event()
 
@@ -172,12 +214,13 @@ class Endpoint:
         """Read and serve messages until the peer closes the stream; then cancel what is in flight."""
         try:
             async with anyio.create_task_group() as tg:
-                self._tg = tg
+                self._tasks = tasks = _Tasks(tg)
                 self._started.set()
                 try:
                     await self._read_loop()
                 finally:
                     tg.cancel_scope.cancel()
+                    await tasks.cancel_all()
         finally:
             self._close()
 
@@ -260,14 +303,14 @@ class Endpoint:
             await self._send_error(invalid.id, invalid.error)
 
     def _start_request(self, request: Request) -> None:
-        assert self._tg is not None
+        assert self._tasks is not None
         scope = anyio.CancelScope()
         if not self._peer.start_incoming(request.id, scope):
-            self._tg.start_soon(
+            self._tasks.spawn(
                 self._send_error, request.id, InvalidRequest("Invalid Request: duplicate id in flight")
             )
             return
-        self._tg.start_soon(self._serve_one, request, scope)
+        self._tasks.spawn(self._serve_one, request, scope)
 
     async def _serve_ordered(self, request: Request) -> None:
         scope = anyio.CancelScope()
@@ -332,7 +375,7 @@ class Endpoint:
         slot.event.set()
 
     async def _handle_batch(self, items: list[Incoming]) -> None:
-        assert self._tg is not None
+        assert self._tasks is not None
         if not self.dispatcher.accepts_batches:
             await self._send_error(None, InvalidRequest("Invalid Request: batches are not supported here"))
             return
@@ -358,7 +401,7 @@ class Endpoint:
             else:
                 self._handle_response(item)  # type: ignore[arg-type]
         if requests:
-            self._tg.start_soon(self._serve_batch, requests, answers)
+            self._tasks.spawn(self._serve_batch, requests, answers)
         elif answers:
             await self._send_quietly(b"[" + b",".join(answers) + b"]")
 

@@ -12,6 +12,7 @@ way the MCP specification says: close its stdin, wait, SIGTERM, wait, SIGKILL.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -56,6 +57,10 @@ class FdStream:
         self._lock = anyio.Lock(fast_acquire=True)
         self._restore: list[tuple[int, bool]] = []
         self._r_async = self._make_nonblocking(read_fd)
+        self._more = True
+        self._loop = _asyncio_loop()
+        self._buffer = bytearray(_CHUNK)
+        self._view = memoryview(self._buffer)
         self._w_async = self._make_nonblocking(write_fd)
 
     def _make_nonblocking(self, fd: int) -> bool:
@@ -89,16 +94,59 @@ class FdStream:
         fd = self._rfd
         if not self._r_async:
             return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
-        while True:
+        if self._more:
+            # The last read filled the buffer, so more is probably waiting: read without waiting,
+            # but let other tasks run (a flood of input must not starve the requests it started).
             try:
-                return os.read(fd, _CHUNK)
+                data = self._read_now(fd)
             except BlockingIOError:
-                await anyio.wait_readable(fd)
+                pass
+            else:
+                await anyio.lowlevel.checkpoint()
+                return data
+        while True:
+            # A short read drained the pipe: a read now would only fail with EAGAIN, so wait first.
+            await self._wait_readable(fd)
+            try:
+                return self._read_now(fd)
+            except BlockingIOError:
+                continue
+
+    async def _wait_readable(self, fd: int) -> None:
+        loop = self._loop
+        if loop is None:
+            await anyio.wait_readable(fd)
+            return
+        # asyncio: register the fd directly; anyio.wait_readable costs a backend lookup per call
+        waiter = loop.create_future()
+        loop.add_reader(fd, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            loop.remove_reader(fd)
+
+    def _read_now(self, fd: int) -> bytes:
+        # readv into a buffer kept for the stream's life: os.read(fd, 256 KiB) would allocate (and,
+        # that large, mmap and unmap) a fresh 256 KiB object for every message.
+        n = os.readv(fd, (self._buffer,))
+        self._more = n == _CHUNK
+        return bytes(self._view[:n])
 
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         data = memoryview(message + b"\n")
+        if not self._lock.locked():
+            # Fast path: nobody is part-way through a message, and a pipe write either fits or is
+            # partial; no await until the lock is held, so messages never interleave.
+            try:
+                data = data[os.write(self._wfd, data) :]
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:
+                raise anyio.BrokenResourceError from None
+            if not data:
+                return
         async with self._lock:
             while data:
                 try:
@@ -120,6 +168,18 @@ class FdStream:
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, was_blocking)
         self._restore.clear()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _flush_c_stdio() -> None:
