@@ -238,7 +238,6 @@ def create_server(
         limit: Annotated[int, Arg("How many memories to return at most.", minimum=1, maximum=50)] = 10,
     ) -> str:
         """Look up stored notes by keyword and/or tag; without a match, the most recent ones."""
-        limit = int(limit)  # JSON Schema's "integer" admits 2.0; the handler still gets a float
         clean_tag = tag.strip().lower() if tag is not None else ""
         result = memories().recall(keyword, clean_tag or None, limit)
         return format_recall(result, keyword, clean_tag or None, limit)
@@ -246,7 +245,6 @@ def create_server(
     @server.tool(title="Forget", annotations={"destructiveHint": True, "readOnlyHint": False})
     def forget(id: Annotated[int, Arg("The id of the memory to delete.", minimum=1)]) -> str:
         """Delete one stored note by id (permanently)."""
-        id = int(id)  # an integral float (1.0) passes "integer" validation
         if not memories().forget(id):
             raise ToolError(f"No memory has id {id}; nothing was forgotten. Use recall to find ids.")
         return f"Forgot memory #{id}."

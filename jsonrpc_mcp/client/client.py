@@ -119,12 +119,15 @@ class Client:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._exit is not None and self._tg is not None
-        with contextlib.suppress(Exception):
-            await self._stream.aclose()
-        self._tg.cancel_scope.cancel()
-        # The body's exception is not thrown into the task group: it propagates as itself instead of
-        # wrapped in an ExceptionGroup (the endpoint task is cancelled either way).
-        await self._exit.__aexit__(None, None, None)
+        try:
+            # shielded: closing must complete even when the caller is being cancelled
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self._stream.aclose()
+        finally:
+            self._tg.cancel_scope.cancel()
+            # The body's exception is not thrown into the task group: it propagates as itself instead
+            # of wrapped in an ExceptionGroup (the endpoint task is cancelled either way).
+            await self._exit.__aexit__(None, None, None)
 
     # -- session ----------------------------------------------------------------------------------
     @property
@@ -240,13 +243,21 @@ class Client:
         stderr: int | IO[Any] | None = None,
         initialize: bool = True,
         max_line: int = DEFAULT_MAX_LINE,
+        grace: float = 2.0,
+        term_grace: float = 2.0,
         **options: Any,
     ) -> AsyncIterator[Client]:
-        """Spawn ``command`` as a stdio server, connect (and initialize), and shut it down on exit."""
+        """Spawn ``command`` as a stdio server, connect (and initialize), and shut it down on exit.
+
+        Shutdown: close the server's stdin, wait ``grace`` s, SIGTERM, wait ``term_grace`` s, SIGKILL.
+        """
         from ..transports.stdio import spawn_stdio
 
+        spawn = spawn_stdio(
+            command, env=env, cwd=cwd, stderr=stderr, max_line=max_line, grace=grace, term_grace=term_grace
+        )
         async with (
-            spawn_stdio(command, env=env, cwd=cwd, stderr=stderr, max_line=max_line) as stream,
+            spawn as stream,
             cls(stream, **options) as client,
         ):
             if initialize:

@@ -214,6 +214,8 @@ def converter_for(tp: Any) -> Converter | None:
         if inner is None:
             return None
         return lambda value: None if value is None else inner(value)
+    if tp is int:
+        return _whole  # JSON Schema's "integer" admits 2.0; an int parameter gets 2
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
     if origin in (list, Sequence, typing.Sequence) and args:
@@ -245,6 +247,10 @@ def converter_for(tp: Any) -> Converter | None:
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if type(value) is float else value
 
 
 def _collection(kind: Callable[[Any], Any], item: Converter | None) -> Converter:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -117,7 +119,7 @@ async def test_call_read_and_get_prompt_return_raw_results() -> None:
 
 async def test_ping_round_trips() -> None:
     async with connect(_server(), recorder=True) as client:
-        assert await client.ping() is None
+        await client.ping()
         last = orjson.loads(client.wire.received[-1])  # type: ignore[attr-defined]
     assert last["result"] == {}
 
@@ -287,3 +289,18 @@ async def test_an_outer_cancellation_while_waiting_exits_cleanly() -> None:
     assert scope.cancelled_caught
     async with connect(server) as client:  # the server is still usable from a new connection
         await client.ping()
+
+
+HELPER_SERVER = Path(__file__).resolve().parent.parent / "helpers" / "mcp_stdio_server.py"
+
+
+async def test_a_deadline_expiring_inside_client_stdio_exits_cleanly_and_stops_the_server() -> None:
+    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(HELPER_SERVER)]
+    with anyio.fail_after(20):
+        with anyio.move_on_after(1.0) as deadline:
+            async with Client.stdio(command) as client:
+                process = client.endpoint._stream.process  # type: ignore[attr-defined]
+                await client.ping()
+                await anyio.sleep_forever()
+    assert deadline.cancelled_caught
+    assert process.returncode is not None

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, held_open
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, held_open
 
 from jsonrpc_mcp import Client, JsonRpcError
 

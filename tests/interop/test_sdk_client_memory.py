@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, sdk_params, text_blocks
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, sdk_params, text_blocks
 from mcp import Client, StdioServerParameters
 
 pytestmark = pytest.mark.anyio

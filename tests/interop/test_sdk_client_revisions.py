@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import mcp_types as types
 import pytest
-from interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, held_open, sdk_params, text_blocks
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, held_open, sdk_params, text_blocks
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client

@@ -306,7 +306,7 @@ async def test_a_sync_handler_gets_the_context_too() -> None:
 
     @server.tool()
     def f(ctx: Context) -> str:
-        return ctx.client_info["name"]
+        return str(ctx.client_info["name"])
 
     async with connect(server, client_info={"name": "tester", "version": "9"}) as client:
         result = await client.call_tool("f")
@@ -342,6 +342,18 @@ async def test_enum_dataclass_tuple_and_set_arguments_are_converted() -> None:
         "tags": {"x", "y"},
         "colors": [Color.RED],
     }
+
+
+async def test_a_whole_float_reaches_an_int_parameter_as_an_int() -> None:
+    server = Server("d")
+
+    @server.tool()
+    def kind(n: int, more: list[int] | None = None) -> str:
+        return " ".join(type(v).__name__ for v in [n, *(more or [])])
+
+    async with connect(server) as client:
+        result = await client.call_tool("kind", {"n": 2.0, "more": [3.0, 4]})
+    assert result == {"content": [{"type": "text", "text": "int int int"}]}
 
 
 async def test_defaults_fill_omitted_arguments() -> None:

@@ -196,7 +196,8 @@ async def _exercise(client: Any) -> None:
             await client.read_resource(uri)
     await client.get_prompt("recap", {"date": "2026-01-01"})
     await client.get_prompt("chat")
-    for name, prompt_args in [("recap", {}), ("nope", {})]:
+    prompt_calls: list[tuple[str, dict[str, str]]] = [("recap", {}), ("nope", {})]
+    for name, prompt_args in prompt_calls:
         with pytest.raises(JsonRpcError):
             await client.get_prompt(name, prompt_args)
     with pytest.raises(JsonRpcError):

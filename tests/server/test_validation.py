@@ -37,7 +37,7 @@ async def _call_old_plane(server: Server, arguments: dict[str, Any], name: str =
 
 # -- arguments are checked before the handler runs -------------------------------------------------
 async def test_invalid_arguments_never_reach_the_handler() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object", "properties": {"limit": {"type": "integer", "maximum": 20}}}, calls)
     async with connect(server) as client:
         result = await client.call_tool("t", {"limit": 100})
@@ -46,7 +46,7 @@ async def test_invalid_arguments_never_reach_the_handler() -> None:
 
 
 async def test_invalid_arguments_never_reach_the_handler_on_the_old_plane() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object", "required": ["x"]}, calls)
     error = await _call_old_plane(server, {})
     assert error.code == -32602
@@ -54,7 +54,7 @@ async def test_invalid_arguments_never_reach_the_handler_on_the_old_plane() -> N
 
 
 async def test_valid_arguments_reach_the_handler() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object", "properties": {"limit": {"type": "integer"}}}, calls)
     async with connect(server) as client:
         result = await client.call_tool("t", {"limit": 3})
@@ -63,7 +63,7 @@ async def test_valid_arguments_reach_the_handler() -> None:
 
 
 async def test_missing_arguments_are_validated_as_an_empty_object() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object", "required": ["q"]}, calls)
     async with connect(server) as client:
         result = await client.call_tool("t")
@@ -73,7 +73,7 @@ async def test_missing_arguments_are_validated_as_an_empty_object() -> None:
 
 
 async def test_arguments_that_are_not_an_object_are_invalid_params() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object"}, calls)
     async with connect(server) as client:
         with pytest.raises(JsonRpcError) as info:
@@ -84,7 +84,7 @@ async def test_arguments_that_are_not_an_object_are_invalid_params() -> None:
 
 # -- readable messages ---------------------------------------------------------------------------------
 async def test_the_message_names_the_path_and_the_rule() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object", "properties": {"limit": {"type": "integer", "maximum": 20}}}, calls)
     async with connect(server) as client:
         result = await client.call_tool("t", {"limit": 100})
@@ -95,7 +95,7 @@ async def test_the_message_names_the_path_and_the_rule() -> None:
 
 
 async def test_nested_paths_are_dotted_and_indexed() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {
         "type": "object",
         "properties": {
@@ -111,7 +111,7 @@ async def test_nested_paths_are_dotted_and_indexed() -> None:
 
 
 async def test_every_violation_is_listed_most_specific_first() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {
         "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
@@ -143,7 +143,7 @@ def test_long_messages_are_shortened() -> None:
 
 # -- compiled once, at registration ----------------------------------------------------------------
 async def test_one_validator_is_compiled_per_tool_at_registration(monkeypatch: pytest.MonkeyPatch) -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     _explicit(server, {"type": "object", "properties": {"n": {"type": "integer"}}}, calls)
     tool = server.tools.get("t")
     assert tool is not None
@@ -197,7 +197,7 @@ def test_a_failed_registration_leaves_no_tool() -> None:
 
 # -- dialects --------------------------------------------------------------------------------------
 async def test_draft_07_is_honoured_dependencies_enforced() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {"$schema": DRAFT7, "type": "object", "dependencies": {"card": ["billing"]}}
     _explicit(server, schema, calls)
     async with connect(server) as client:
@@ -209,7 +209,7 @@ async def test_draft_07_is_honoured_dependencies_enforced() -> None:
 
 
 async def test_draft_07_ignores_2020_12_keywords() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {"$schema": DRAFT7, "type": "object", "dependentRequired": {"a": ["b"]}}
     _explicit(server, schema, calls)
     async with connect(server) as client:
@@ -218,7 +218,7 @@ async def test_draft_07_ignores_2020_12_keywords() -> None:
 
 
 async def test_2020_12_is_the_default_prefix_items_enforced() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {
         "type": "object",
         "properties": {"point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "string"}]}},
@@ -229,7 +229,7 @@ async def test_2020_12_is_the_default_prefix_items_enforced() -> None:
 
 
 async def test_2020_12_defs_and_local_refs_are_resolved() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {
         "type": "object",
         "$defs": {"small": {"type": "integer", "maximum": 3}},
@@ -241,7 +241,7 @@ async def test_2020_12_defs_and_local_refs_are_resolved() -> None:
 
 
 async def test_2020_12_dependent_required_enforced() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {"type": "object", "dependentRequired": {"card": ["billing"]}}
     _explicit(server, schema, calls)
     error = await _call_old_plane(server, {"card": "1"})
@@ -250,7 +250,7 @@ async def test_2020_12_dependent_required_enforced() -> None:
 
 
 async def test_an_explicit_2020_12_dialect_is_accepted() -> None:
-    server, calls = Server("v"), []
+    server, calls = Server("v"), list[dict[str, Any]]()
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["x"]}
     _explicit(server, schema, calls)
     error = await _call_old_plane(server, {})
