@@ -11,9 +11,10 @@ from typing import Any
 
 import anyio
 import pytest
-from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, held_open
 
 from jsonrpc_mcp import Client, JsonRpcError
+
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, held_open
 
 pytestmark = pytest.mark.anyio
 

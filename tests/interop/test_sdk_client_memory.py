@@ -12,8 +12,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, sdk_params, text_blocks
 from mcp import Client, StdioServerParameters
+
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO, sdk_params, text_blocks
 
 pytestmark = pytest.mark.anyio
 

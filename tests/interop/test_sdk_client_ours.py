@@ -15,11 +15,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, held_open, sdk_params, text_blocks
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, held_open, sdk_params, text_blocks
 
 pytestmark = pytest.mark.anyio
 

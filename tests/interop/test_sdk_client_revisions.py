@@ -19,13 +19,14 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import mcp_types as types
 import pytest
-from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, held_open, sdk_params, text_blocks
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
+
+from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, held_open, sdk_params, text_blocks
 
 pytestmark = pytest.mark.anyio
 
