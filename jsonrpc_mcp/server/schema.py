@@ -10,7 +10,7 @@ Validation errors read like ``limit: 100 is greater than the maximum of 20``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jsonschema import (
@@ -111,10 +111,103 @@ def format_error(error: ValidationError) -> str:
     return f"{path}: {message}" if path else message
 
 
+# -- fast path ------------------------------------------------------------------------------------
+# Most tool schemas are a flat object of typed properties. For those, a small compiled check decides
+# "valid" without jsonschema's generic machinery (about 10x faster). It only ever says "valid" when
+# jsonschema would too; anything it does not fully understand, and every instance it rejects, goes
+# to jsonschema, which has the last word and writes the error messages.
+_Check = Callable[[Any], bool]
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment", "deprecated"})
+_ROOT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$schema"}
+_TYPE_CHECKS: dict[str, _Check] = {
+    "string": lambda v: type(v) is str,
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "number": lambda v: type(v) is int or type(v) is float,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "array": lambda v: type(v) is list,
+    "object": lambda v: type(v) is dict,
+}
+_NUMERIC = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_LENGTHS = frozenset({"minLength", "maxLength"})
+
+
+def _number(value: Any) -> bool:
+    return (type(value) is int or type(value) is float) and value == value  # not bool, not NaN
+
+
+def _property_check(schema: Any) -> _Check | None:
+    if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
+        return None
+    kind = schema["type"]
+    type_ok = _TYPE_CHECKS.get(kind)
+    constraints = set(schema) - _ANNOTATIONS - {"type"}
+    allowed = _NUMERIC if kind in ("integer", "number") else _LENGTHS if kind == "string" else frozenset()
+    if type_ok is None or not constraints <= allowed:
+        return None
+    if not all(_number(schema[c]) and (c in _NUMERIC or type(schema[c]) is int) for c in constraints):
+        return None
+    if not constraints:
+        return type_ok
+    low, high = schema.get("minimum"), schema.get("maximum")
+    xlow, xhigh = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    min_len, max_len = schema.get("minLength"), schema.get("maxLength")
+
+    def check(value: Any) -> bool:
+        if not type_ok(value):
+            return False
+        if kind == "string":
+            n = len(value)
+            return (min_len is None or n >= min_len) and (max_len is None or n <= max_len)
+        return (
+            (low is None or value >= low)
+            and (high is None or value <= high)
+            and (xlow is None or value > xlow)
+            and (xhigh is None or value < xhigh)
+        )
+
+    return check
+
+
+def _fast_check(schema: dict[str, Any], cls: Any) -> _Check | None:
+    """A quick "is it valid" for flat object schemas, or None when the schema is beyond it."""
+    if cls is Draft4Validator or not set(schema) <= _ROOT_KEYS or schema.get("type") != "object":
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    additional = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list) or type(additional) is not bool:
+        return None
+    checks: dict[str, _Check] = {}
+    for name, sub in properties.items():
+        check = _property_check(sub)
+        if check is None:
+            return None
+        checks[name] = check
+    needed = tuple(required)
+
+    def valid(instance: Any) -> bool:
+        if type(instance) is not dict:
+            return False
+        for name in needed:
+            if name not in instance:
+                return False
+        for key, value in instance.items():
+            check = checks.get(key)
+            if check is None:
+                if not additional:
+                    return False
+            elif not check(value):
+                return False
+        return True
+
+    return valid
+
+
 class CompiledSchema:
     """A schema checked and compiled once; :meth:`errors` validates an instance against it."""
 
-    __slots__ = ("_validator", "schema")
+    __slots__ = ("_fast", "_validator", "schema")
 
     def __init__(self, schema: Any, *, what: str = "schema", require_object: bool = False) -> None:
         if not isinstance(schema, dict):
@@ -131,6 +224,7 @@ class CompiledSchema:
         self.schema = schema
         self._validator = cls(schema, registry=_NO_NETWORK, format_checker=cls.FORMAT_CHECKER)
         self._check_refs(what)
+        self._fast = _fast_check(schema, cls)
 
     def _check_refs(self, what: str) -> None:
         refs = set(_refs(self.schema))
@@ -158,6 +252,8 @@ class CompiledSchema:
 
     def errors(self, instance: Any) -> list[str] | None:
         """None when valid; otherwise readable messages, most specific first, at most ten."""
+        if self._fast is not None and self._fast(instance):
+            return None
         validator = self._validator
         first = next(validator.iter_errors(instance), None)
         if first is None:

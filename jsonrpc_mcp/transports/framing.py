@@ -69,6 +69,11 @@ class LineBuffer:
         elif line.strip():
             self._ready.append(line)
 
+    @property
+    def pending(self) -> int:
+        """Frames (and size errors) waiting to be popped."""
+        return len(self._ready)
+
     def pop(self) -> bytes | None:
         """The next frame, None if none is complete; raises FrameTooLarge for a discarded one."""
         if not self._ready:

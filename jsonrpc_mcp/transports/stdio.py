@@ -34,6 +34,7 @@ __all__ = ["FdStream", "ProcessStream", "protected_stdout", "shutdown_process", 
 logger = logging.getLogger("jsonrpc_mcp.transports")
 
 _CHUNK = 256 * 1024
+_MAX_PENDING = 1024  # lines read ahead before reading pauses
 
 
 def _pollable(fd: int) -> bool:
@@ -57,8 +58,9 @@ class FdStream:
         self._lock = anyio.Lock(fast_acquire=True)
         self._restore: list[tuple[int, bool]] = []
         self._r_async = self._make_nonblocking(read_fd)
-        self._more = True
         self._loop = _asyncio_loop()
+        self._reading = False
+        self._waiter: asyncio.Future[None] | None = None
         self._buffer = bytearray(_CHUNK)
         self._view = memoryview(self._buffer)
         self._w_async = self._make_nonblocking(write_fd)
@@ -83,6 +85,9 @@ class FdStream:
                 # to the end of input (a terminated last line gets that chance while we read EOF).
                 await anyio.lowlevel.checkpoint()
                 raise anyio.EndOfStream
+            if self._loop is not None and self._r_async:
+                await self._fill_from_loop(self._loop)
+                continue
             data = await self._read()
             if data:
                 lines.feed(data)
@@ -90,47 +95,57 @@ class FdStream:
                 self._eof = True
                 lines.feed_eof()
 
-    async def _read(self) -> bytes:
-        fd = self._rfd
-        if not self._r_async:
-            return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
-        if self._more:
-            # The last read filled the buffer, so more is probably waiting: read without waiting,
-            # but let other tasks run (a flood of input must not starve the requests it started).
-            try:
-                data = self._read_now(fd)
-            except BlockingIOError:
-                pass
-            else:
-                await anyio.lowlevel.checkpoint()
-                return data
-        while True:
-            # A short read drained the pipe: a read now would only fail with EAGAIN, so wait first.
-            await self._wait_readable(fd)
-            try:
-                return self._read_now(fd)
-            except BlockingIOError:
-                continue
-
-    async def _wait_readable(self, fd: int) -> None:
-        loop = self._loop
-        if loop is None:
-            await anyio.wait_readable(fd)
-            return
-        # asyncio: register the fd directly; anyio.wait_readable costs a backend lookup per call
-        waiter = loop.create_future()
-        loop.add_reader(fd, _wake, waiter)
+    # asyncio: the fd stays registered with the loop while input is wanted, and the loop's callback
+    # reads straight into the line buffer. Registering and unregistering around every read (what
+    # anyio.wait_readable does) costs two epoll_ctl calls and selector bookkeeping per message. When
+    # too many lines wait unread, the callback unregisters (backpressure); receive registers again.
+    async def _fill_from_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        if not self._reading:
+            loop.add_reader(self._rfd, self._on_readable)
+            self._reading = True
+        waiter = self._waiter = loop.create_future()
         try:
             await waiter
         finally:
-            loop.remove_reader(fd)
+            self._waiter = None
 
-    def _read_now(self, fd: int) -> bytes:
-        # readv into a buffer kept for the stream's life: os.read(fd, 256 KiB) would allocate (and,
-        # that large, mmap and unmap) a fresh 256 KiB object for every message.
-        n = os.readv(fd, (self._buffer,))
-        self._more = n == _CHUNK
-        return bytes(self._view[:n])
+    def _on_readable(self) -> None:
+        try:
+            n = os.readv(self._rfd, (self._buffer,))
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            logger.warning("reading the input failed: %s", exc)
+            n = 0
+        if n:
+            self._lines.feed(bytes(self._view[:n]))
+        else:
+            self._eof = True
+            self._lines.feed_eof()
+        if not n or self._lines.pending > _MAX_PENDING:
+            self._stop_reading()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _stop_reading(self) -> None:
+        if self._reading and self._loop is not None:
+            self._reading = False
+            with contextlib.suppress(Exception):  # the loop may already be closed
+                self._loop.remove_reader(self._rfd)
+
+    async def _read(self) -> bytes:
+        """Other event loops (and files, ttys): wait for the fd, or read in a worker thread."""
+        fd = self._rfd
+        if not self._r_async:
+            return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                n = os.readv(fd, (self._buffer,))
+            except BlockingIOError:
+                continue
+            return bytes(self._view[:n])
 
     async def send(self, message: bytes) -> None:
         if self._closed:
@@ -163,7 +178,8 @@ class FdStream:
         self.restore()
 
     def restore(self) -> None:
-        """Put the descriptors' blocking mode back as it was."""
+        """Stop watching the input and put the descriptors' blocking mode back as it was."""
+        self._stop_reading()
         for fd, was_blocking in self._restore:
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, was_blocking)
@@ -175,11 +191,6 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 def _flush_c_stdio() -> None:
