@@ -67,6 +67,13 @@ def _params(request: Request) -> dict[str, Any]:
     return params
 
 
+def _required_string(params: dict[str, Any], key: str, method: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise InvalidParams(f"Invalid params: {method} needs a string {key!r}")
+    return value
+
+
 def encode_cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode("ascii")
 
@@ -258,9 +265,7 @@ async def _tools_list(session: ServerSession, params: dict[str, Any], rc: Reques
 
 
 async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    name = params.get("name")
-    if not isinstance(name, str):
-        raise InvalidParams("Invalid params: tools/call needs a string 'name'")
+    name = _required_string(params, "name", "tools/call")
     tool = session.server.tools.get(name)
     if tool is None:
         raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})
@@ -288,9 +293,7 @@ async def _templates_list(session: ServerSession, params: dict[str, Any], rc: Re
 
 
 async def _resources_read(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    uri = params.get("uri")
-    if not isinstance(uri, str):
-        raise InvalidParams("Invalid params: resources/read needs a string 'uri'")
+    uri = _required_string(params, "uri", "resources/read")
     try:
         contents = await session.server.read_resource(uri, Context(session, rc))
     except ResourceNotFound as exc:
@@ -303,9 +306,7 @@ async def _prompts_list(session: ServerSession, params: dict[str, Any], rc: Requ
 
 
 async def _prompts_get(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    name = params.get("name")
-    if not isinstance(name, str):
-        raise InvalidParams("Invalid params: prompts/get needs a string 'name'")
+    name = _required_string(params, "name", "prompts/get")
     prompt = session.server.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Invalid params: unknown prompt {name!r}", {"name": name})

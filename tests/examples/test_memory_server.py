@@ -7,7 +7,6 @@ the command line, the data directory and the transport are tested with real stdi
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import re
@@ -25,6 +24,8 @@ import pytest
 from jsonrpc_mcp import Client, JsonRpcError
 from jsonrpc_mcp.testing import connect
 
+from .support import FakeClock, load_module
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATH = REPO_ROOT / "examples" / "memory" / "server.py"
 README_PATH = REPO_ROOT / "examples" / "memory" / "README.md"
@@ -36,29 +37,11 @@ _QUOTED = re.compile(r"^\d+\. (\{.*\})$")
 
 
 def _load_server_module(name: str = "_memory_server_under_test") -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, SERVER_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(SERVER_PATH, name)
 
 
 server_mod = _load_server_module()
 MemoryStore: Any = server_mod.MemoryStore
-
-
-class FakeClock:
-    """Deterministic clock: every call advances by ``step``."""
-
-    def __init__(self, start: datetime, step: timedelta = timedelta(minutes=1)) -> None:
-        self.current = start
-        self.step = step
-
-    def __call__(self) -> datetime:
-        value = self.current
-        self.current += self.step
-        return value
 
 
 @pytest.fixture

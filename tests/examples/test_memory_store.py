@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import sqlite3
 import stat
@@ -16,34 +15,18 @@ from typing import Any
 
 import pytest
 
+from .support import FakeClock, load_module
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STORE_PATH = REPO_ROOT / "examples" / "memory" / "store.py"
 
 
 def _load_store() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_memory_store_under_test", STORE_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(STORE_PATH, "_memory_store_under_test")
 
 
 store_mod = _load_store()
 MemoryStore: Any = store_mod.MemoryStore
-
-
-class FakeClock:
-    """Deterministic clock: every call advances by ``step``."""
-
-    def __init__(self, start: datetime, step: timedelta = timedelta(minutes=1)) -> None:
-        self.current = start
-        self.step = step
-
-    def __call__(self) -> datetime:
-        value = self.current
-        self.current += self.step
-        return value
 
 
 @pytest.fixture
