@@ -46,7 +46,7 @@ from .errors import ConnectionClosed, InternalError, InvalidRequest, JsonRpcErro
 from .messages import ErrorResponse, Incoming, Invalid, Notification, Request, RequestId, Response
 from .peer import Peer
 
-__all__ = ["Dispatcher", "Endpoint", "RequestContext"]
+__all__ = ["Channel", "Dispatcher", "Endpoint", "Processed", "RequestContext"]
 
 logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
@@ -59,6 +59,54 @@ class Outbound(Protocol):
     async def notify(self, method: str, params: Any = None) -> None: ...
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = ...) -> Any: ...
+
+
+class Channel(Protocol):
+    """Where messages to the peer go: the transport stream, or one HTTP response's event stream."""
+
+    async def send(self, message: bytes) -> None: ...
+
+
+class _StreamChannel:
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: MessageStream) -> None:
+        self._stream = stream
+
+    async def send(self, message: bytes) -> None:
+        await self._stream.send(message)
+
+
+class _NoChannel:
+    async def send(self, message: bytes) -> None:
+        raise anyio.BrokenResourceError("there is no channel to the peer for this message")
+
+
+class _Via:
+    """An Outbound that talks to the peer through a given channel (e.g. the request's HTTP response)."""
+
+    __slots__ = ("channel", "endpoint")
+
+    def __init__(self, endpoint: Endpoint, channel: Channel) -> None:
+        self.endpoint = endpoint
+        self.channel = channel
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.endpoint.notify(method, params, via=self.channel)
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = _USE_DEFAULT) -> Any:
+        return await self.endpoint.request(method, params, timeout=timeout, via=self.channel)
+
+
+class Processed:
+    """What :meth:`Endpoint.process` did with one HTTP body."""
+
+    __slots__ = ("answer", "has_requests", "invalid")
+
+    def __init__(self, answer: bytes | None, has_requests: bool, invalid: bool) -> None:
+        self.answer = answer  # the response (or batch array) to send back; None: nothing to send
+        self.has_requests = has_requests
+        self.invalid = invalid  # the body was not a usable message (answer is the error)
 
 
 class RequestContext:
@@ -185,14 +233,21 @@ class Endpoint:
 
     def __init__(
         self,
-        stream: MessageStream,
+        stream: MessageStream | None,
         dispatcher: Dispatcher,
         *,
+        channel: Channel | None = None,
         request_timeout: float | None = 60.0,
         cancel: CancelSpec | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
+        """Serve ``dispatcher`` over ``stream`` (call :meth:`run`), or, without a stream, feed it
+        bodies with :meth:`process` (HTTP). ``channel`` is where messages not tied to a request go
+        (default: the stream)."""
         self._stream = stream
+        if channel is None:
+            channel = _StreamChannel(stream) if stream is not None else _NoChannel()
+        self._channel: Channel = channel
         self.dispatcher = dispatcher
         self.request_timeout = request_timeout
         self._cancel = cancel
@@ -212,6 +267,8 @@ class Endpoint:
 
     async def run(self) -> None:
         """Read and serve messages until the peer closes the stream; then cancel what is in flight."""
+        if self._stream is None:
+            raise RuntimeError("this endpoint has no stream to read; feed it with process()")
         try:
             async with anyio.create_task_group() as tg:
                 self._tasks = tasks = _Tasks(tg)
@@ -224,12 +281,22 @@ class Endpoint:
         finally:
             self._close()
 
-    async def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification."""
-        await self._send(codec.encode_notification(method, params))
+    async def notify(self, method: str, params: Any = None, *, via: Channel | None = None) -> None:
+        """Send a notification (through ``via``, default the endpoint's channel)."""
+        await self._send(codec.encode_notification(method, params), via)
 
-    async def request(self, method: str, params: Any = None, *, timeout: float | None = _USE_DEFAULT) -> Any:
-        """Send a request and wait for its result; raises JsonRpcError, RequestTimeout, ConnectionClosed."""
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = _USE_DEFAULT,
+        via: Channel | None = None,
+    ) -> Any:
+        """Send a request and wait for its result; raises JsonRpcError, RequestTimeout, ConnectionClosed.
+
+        The response may arrive by any path (the stream, or any later HTTP body).
+        """
         if self._closed:
             raise ConnectionClosed("the connection is closed")
         if timeout is _USE_DEFAULT:
@@ -237,7 +304,7 @@ class Endpoint:
         slot = _Slot()
         rid = self._peer.start_outgoing(slot)
         try:
-            await self._send(codec.encode_request(rid, method, params))
+            await self._send(codec.encode_request(rid, method, params), via)
             with anyio.fail_after(math.inf if timeout is None else timeout):
                 await slot.event.wait()
         except TimeoutError:
@@ -268,11 +335,59 @@ class Endpoint:
 
     async def aclose(self) -> None:
         """Close the transport; the reader loop then ends."""
-        await self._stream.aclose()
+        if self._stream is not None:
+            await self._stream.aclose()
+
+    async def process(self, data: bytes, via: Channel) -> Processed:
+        """Serve one body received out of band (an HTTP POST) in the caller's task.
+
+        Notifications and responses are handled at once; requests run here, each with its own cancel
+        scope (a batch's concurrently), and their answer is returned rather than sent. Messages a
+        handler sends while it runs (notifications, requests to the peer) go through ``via``.
+        """
+        message = codec.decode(data)
+        if type(message) is list:
+            if not self.dispatcher.accepts_batches:
+                error = InvalidRequest("Invalid Request: batches are not supported here")
+                return Processed(self._encode_error(None, error), False, True)
+            items: list[Incoming] = message
+            has_requests = any(type(item) is Request for item in items)
+            answers: list[bytes] = []
+            requests = await self._sort_batch(items, answers)
+            if requests:
+                async with anyio.create_task_group() as tg:
+                    for batched, scope in requests:
+                        tg.start_soon(self._answer_into, batched, scope, _Via(self, via), answers)
+            answer = b"[" + b",".join(answers) + b"]" if answers else None
+            return Processed(answer, has_requests, False)
+        t = type(message)
+        if t is Request:
+            request: Request = message  # type: ignore[assignment]
+            scope = anyio.CancelScope()
+            if not self._peer.start_incoming(request.id, scope):
+                duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
+                return Processed(self._encode_error(request.id, duplicate), True, False)
+            return Processed(await self._run_request(request, scope, _Via(self, via)), True, False)
+        if t is Notification:
+            await self._handle_notification(message)  # type: ignore[arg-type]
+        elif t is Response or t is ErrorResponse:
+            self._handle_response(message)  # type: ignore[arg-type]
+        else:
+            invalid: Invalid = message  # type: ignore[assignment]
+            return Processed(self._encode_error(invalid.id, invalid.error), False, True)
+        return Processed(None, False, False)
+
+    async def _answer_into(
+        self, request: Request, scope: anyio.CancelScope, outbound: Outbound, answers: list[bytes]
+    ) -> None:
+        data = await self._run_request(request, scope, outbound)
+        if data is not None:
+            answers.append(data)
 
     # -- reading ----------------------------------------------------------------------------------
     async def _read_loop(self) -> None:
         stream = self._stream
+        assert stream is not None
         while True:
             try:
                 data = await stream.receive()
@@ -324,12 +439,15 @@ class Endpoint:
         if data is not None:
             await self._send_quietly(data)
 
-    async def _run_request(self, request: Request, scope: anyio.CancelScope) -> bytes | None:
+    async def _run_request(
+        self, request: Request, scope: anyio.CancelScope, outbound: Outbound | None = None
+    ) -> bytes | None:
         """Run the handler; return the encoded answer, or None when the request was cancelled."""
         data: bytes | None = None
+        context = RequestContext(request, outbound if outbound is not None else self, scope)
         with scope:
             try:
-                result = await self.dispatcher.handle_request(request, RequestContext(request, self, scope))
+                result = await self.dispatcher.handle_request(request, context)
             except JsonRpcError as exc:
                 data = self._encode_error(request.id, exc)
             except Exception:
@@ -380,6 +498,16 @@ class Endpoint:
             await self._send_error(None, InvalidRequest("Invalid Request: batches are not supported here"))
             return
         answers: list[bytes] = []
+        requests = await self._sort_batch(items, answers)
+        if requests:
+            self._tasks.spawn(self._serve_batch, requests, answers)
+        elif answers:
+            await self._send_quietly(b"[" + b",".join(answers) + b"]")
+
+    async def _sort_batch(
+        self, items: list[Incoming], answers: list[bytes]
+    ) -> list[tuple[Request, anyio.CancelScope]]:
+        """Handle a batch's notifications and responses, answer its invalid items, register its requests."""
         requests: list[tuple[Request, anyio.CancelScope]] = []
         for item in items:
             t = type(item)
@@ -389,33 +517,22 @@ class Endpoint:
                 if self._peer.start_incoming(request.id, scope):
                     requests.append((request, scope))
                 else:
-                    answers.append(
-                        self._encode_error(
-                            request.id, InvalidRequest("Invalid Request: duplicate id in flight")
-                        )
-                    )
+                    duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
+                    answers.append(self._encode_error(request.id, duplicate))
             elif t is Notification:
                 await self._handle_notification(item)  # type: ignore[arg-type]
             elif t is Invalid:
                 answers.append(self._encode_error(item.id, item.error))  # type: ignore[union-attr, arg-type]
             else:
                 self._handle_response(item)  # type: ignore[arg-type]
-        if requests:
-            self._tasks.spawn(self._serve_batch, requests, answers)
-        elif answers:
-            await self._send_quietly(b"[" + b",".join(answers) + b"]")
+        return requests
 
     async def _serve_batch(
         self, requests: list[tuple[Request, anyio.CancelScope]], answers: list[bytes]
     ) -> None:
-        async def one(request: Request, scope: anyio.CancelScope) -> None:
-            data = await self._run_request(request, scope)
-            if data is not None:
-                answers.append(data)
-
         async with anyio.create_task_group() as tg:
             for request, scope in requests:
-                tg.start_soon(one, request, scope)
+                tg.start_soon(self._answer_into, request, scope, self, answers)
         if answers:
             await self._send_quietly(b"[" + b",".join(answers) + b"]")
 
@@ -438,11 +555,11 @@ class Endpoint:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionClosed):
                 await self.notify(self._cancel.method, {self._cancel.id_key: rid, "reason": reason})
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: bytes, via: Channel | None = None) -> None:
         if self._closed:
             raise ConnectionClosed("the connection is closed")
         try:
-            await self._stream.send(data)
+            await (via or self._channel).send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             raise ConnectionClosed(f"the connection is closed: {exc}") from None
 
