@@ -95,10 +95,40 @@ def _configure_logging(level: str) -> None:
     )
 
 
+def _serve_options() -> argparse.ArgumentParser:
+    """The options of ``serve``; they may stand before or after TARGET (``--`` ends them)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--max-line", type=int, default=4 * 1024 * 1024)
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--path", default="/mcp")
+    parser.add_argument("--stateless", action="store_true")
+    parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--workers", type=int, default=1)
+    return parser
+
+
+def _split_serve_args(args: argparse.Namespace) -> tuple[argparse.Namespace, list[str]]:
+    rest = list(args.args)
+    passthrough: list[str] = []
+    if "--" in rest:
+        cut = rest.index("--")
+        rest, passthrough = rest[:cut], rest[cut + 1 :]
+    options, unknown = _serve_options().parse_known_args(rest, namespace=argparse.Namespace(**vars(args)))
+    return options, unknown + passthrough
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .transports.stdio import protected_stdout
 
-    sys.argv = [args.target, *args.args]
+    options, target_args = _split_serve_args(args)
+    if options.workers > 1 and not options.stateless:
+        print(
+            "jsonrpc-mcp serve: --workers needs --stateless (sessions live in one process)", file=sys.stderr
+        )
+        return 2
+    sys.argv = [args.target, *target_args]
     try:
         # whatever the target prints while it loads goes to stderr, never into the protocol stream
         with protected_stdout():
@@ -108,7 +138,11 @@ def _serve(args: argparse.Namespace) -> int:
             traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
         print(f"jsonrpc-mcp serve: {exc}", file=sys.stderr)
         return 2
-    server.run(max_line=args.max_line)
+    if options.http:
+        from .http.serve import serve_http
+
+        return serve_http(server, options, target=args.target, target_args=target_args)
+    server.run(max_line=options.max_line)
     return 0
 
 
@@ -166,14 +200,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command_name", required=True)
 
-    serve = commands.add_parser("serve", help="serve a jsonrpc_mcp Server over stdio")
+    serve = commands.add_parser(
+        "serve",
+        help="serve a jsonrpc_mcp Server over stdio, or over HTTP with --http",
+        parents=[_serve_options()],
+        description="Options may also follow TARGET; other arguments (or all after --) go to the target.",
+    )
     serve.add_argument(
         "target", help="path/to/server.py[:ATTR] or dotted.module[:ATTR] (ATTR defaults to 'server')"
     )
     serve.add_argument(
         "args", nargs=argparse.REMAINDER, help="arguments passed on to the target as sys.argv[1:]"
     )
-    serve.add_argument("--max-line", type=int, default=4 * 1024 * 1024, help="largest message in bytes")
 
     call = commands.add_parser("call", help="start a stdio server, initialize, list, optionally call a tool")
     call.add_argument("--tool", help="tool to call")

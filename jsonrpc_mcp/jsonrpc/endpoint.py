@@ -325,6 +325,11 @@ class Endpoint:
             raise slot.error
         return slot.result
 
+    def cancel_all_incoming(self) -> None:
+        """Cancel every incoming request in flight (the session is ending); none will be answered."""
+        for scope in self._peer.take_all_incoming():
+            scope.cancel()
+
     def cancel_incoming(self, rid: RequestId) -> bool:
         """Cancel an incoming request in flight; it will never be answered. False if unknown/finished."""
         scope = self._peer.finish_incoming(rid)
@@ -338,14 +343,15 @@ class Endpoint:
         if self._stream is not None:
             await self._stream.aclose()
 
-    async def process(self, data: bytes, via: Channel) -> Processed:
+    async def process(self, data: bytes | Incoming | list[Incoming], via: Channel) -> Processed:
         """Serve one body received out of band (an HTTP POST) in the caller's task.
 
-        Notifications and responses are handled at once; requests run here, each with its own cancel
-        scope (a batch's concurrently), and their answer is returned rather than sent. Messages a
-        handler sends while it runs (notifications, requests to the peer) go through ``via``.
+        ``data`` is the body, or what :func:`codec.decode` made of it. Notifications and responses
+        are handled at once; requests run here, each with its own cancel scope (a batch's
+        concurrently), and their answer is returned rather than sent. Messages a handler sends while
+        it runs (notifications, requests to the peer) go through ``via``.
         """
-        message = codec.decode(data)
+        message = codec.decode(data) if isinstance(data, bytes) else data
         if type(message) is list:
             if not self.dispatcher.accepts_batches:
                 error = InvalidRequest("Invalid Request: batches are not supported here")

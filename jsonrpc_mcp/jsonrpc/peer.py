@@ -74,6 +74,12 @@ class Peer(Generic[OutT, InT]):
     def incoming_token(self, rid: RequestId) -> InT | None:
         return self._incoming.get(rid)
 
+    def take_all_incoming(self) -> list[InT]:
+        """Claim every incoming request at once (the connection is ending)."""
+        tokens = list(self._incoming.values())
+        self._incoming.clear()
+        return tokens
+
     @property
     def incoming_count(self) -> int:
         return len(self._incoming)

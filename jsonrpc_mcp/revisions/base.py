@@ -37,3 +37,4 @@ class Revision:
     # HTTP
     has_streamable_http: bool
     has_protocol_version_header: bool
+    has_sse_priming: bool  # 2025-11-25: an SSE stream opens with an id-only event and a retry field

@@ -22,4 +22,5 @@ REVISION = Revision(
     tool_name_rules=False,
     has_streamable_http=True,
     has_protocol_version_header=False,
+    has_sse_priming=False,
 )

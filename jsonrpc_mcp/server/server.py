@@ -290,6 +290,12 @@ class Server:
         async with stdio_server(max_line=max_line) as stream:
             await self.serve(stream)
 
+    def http_app(self, **options: Any) -> Any:
+        """The ASGI application serving this server over HTTP (see :class:`jsonrpc_mcp.http.McpHttpApp`)."""
+        from ..http import McpHttpApp
+
+        return McpHttpApp(self, **options)
+
     def run(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
         """Serve over stdio (blocking), then exit promptly even if a sync handler is still busy."""
         anyio.run(lambda: self.serve_stdio(max_line=max_line))

@@ -86,6 +86,7 @@ EXPECTED = {
     "tool_name_rules": {"2025-11-25"},
     "has_streamable_http": {"2025-03-26", "2025-06-18", "2025-11-25"},
     "has_protocol_version_header": {"2025-06-18", "2025-11-25"},
+    "has_sse_priming": {"2025-11-25"},
     "has_handshake": {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"},
 }
 

@@ -1,0 +1,719 @@
+"""MCP over HTTP: an ASGI 3 application serving Streamable HTTP and the legacy HTTP+SSE transport.
+
+Theory of operation
+-------------------
+Each POST body is decoded once and handed to the session's JSON-RPC :class:`Endpoint` with
+:meth:`Endpoint.process`, which runs its requests in the POST's own task (each under its own cancel
+scope, registered with the peer, so ``notifications/cancelled`` on another POST still cancels it).
+
+How a request is answered is decided lazily by its :class:`_PostChannel`: if the handler only
+returns, the result goes back as ``application/json``; the first notification or server-to-client
+request the handler sends before its result turns the response into a ``text/event-stream`` scoped
+to that request, and the result becomes its last event. Messages not tied to a request (list_changed,
+a ping from the server) go to the session's standalone stream, opened by GET.
+
+Every SSE stream of a session is an :class:`EventStream` backed by the session's event store, so a
+dropped connection can be resumed with GET + ``Last-Event-ID`` on the same stream only.
+
+Sessions are minted by a successful ``initialize`` (``Mcp-Session-Id``), end on DELETE, on idle
+expiry (never while a request is in flight) and on shutdown. In stateless mode there are no sessions:
+each POST is served by a fresh session put directly in the ready state for the revision named by
+``MCP-Protocol-Version``.
+
+The legacy HTTP+SSE transport (2024-11-05) is a stream transport: GET on the SSE path runs
+:meth:`Server.serve` over an in-memory pair whose other end writes SSE events, and POSTs to the message
+path push their bodies into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+import orjson
+
+from ..jsonrpc import codec
+from ..jsonrpc.endpoint import Endpoint
+from ..jsonrpc.messages import Incoming, Invalid, Request
+from ..revisions import REVISIONS, Revision
+from ..server.server import MCP_CANCEL, Server
+from ..server.session import ServerSession, State
+from ..transports.memory import memory_pair
+from ..transports.sse import KEEPALIVE, encode_event
+from .events import EventStore, EventStream, InMemoryEventStore
+
+__all__ = ["McpHttpApp"]
+
+logger = logging.getLogger("jsonrpc_mcp.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+JSON = b"application/json"
+EVENT_STREAM = b"text/event-stream"
+SESSION_HEADER = b"mcp-session-id"
+VERSION_HEADER = b"mcp-protocol-version"
+DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
+_BAD_REQUEST = -32600
+_PARSE_ERROR = -32700
+
+
+class _Disconnected(Exception):
+    """The client went away while the body was being read."""
+
+
+def error_body(code: int, message: str) -> bytes:
+    """An id-less JSON-RPC error object (the form HTTP errors without a readable request use)."""
+    return orjson.dumps({"jsonrpc": "2.0", "error": {"code": code, "message": message}})
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    *,
+    json: bool = True,
+) -> None:
+    out = [(b"content-type", JSON)] if body and json else []
+    out.extend(headers)
+    out.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _error(
+    send: Send, status: int, code: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    await _respond(send, status, error_body(code, message), headers)
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None when it is over ``limit`` bytes."""
+    declared = _header(scope, b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _accepts(scope: Scope, media: bytes) -> bool:
+    accept = _header(scope, b"accept")
+    if accept is None:
+        return False
+    for part in accept.lower().split(b","):
+        kind = part.split(b";")[0].strip()
+        if kind in (media, b"*/*", media.split(b"/")[0] + b"/*"):
+            return True
+    return False
+
+
+def _is_json_content(scope: Scope) -> bool:
+    content_type = _header(scope, b"content-type")
+    return content_type is not None and content_type.split(b";")[0].strip().lower() == JSON
+
+
+class HttpSession:
+    """One Streamable HTTP session: the MCP session, its endpoint, its streams and event store."""
+
+    def __init__(self, app: McpHttpApp, session_id: str | None) -> None:
+        self.id = session_id
+        self.app = app
+        self.mcp = ServerSession(app.server)
+        self.store: EventStore | None = app.event_store_factory() if session_id is not None else None
+        self.standalone = EventStream("_", self.store)
+        self.endpoint = Endpoint(
+            None, self.mcp, channel=self, request_timeout=app.server.request_timeout, cancel=MCP_CANCEL
+        )
+        self.mcp.outbound = self.endpoint
+        self.streams: dict[str, EventStream] = {"_": self.standalone}
+        self._stream_ids = 0
+        self.in_flight = 0
+        self.last_active = time.monotonic()
+        self.closed = False
+        self._notifier: asyncio.Task[None] | None = None
+
+    # the endpoint's default channel: messages not tied to a request go to the standalone stream
+    async def send(self, message: bytes) -> None:
+        await self.standalone.emit(message)
+
+    def new_stream(self) -> EventStream:
+        self._stream_ids += 1
+        stream = EventStream(str(self._stream_ids), self.store)
+        self.streams[stream.id] = stream
+        return stream
+
+    def start(self) -> None:
+        """Start the list_changed notifier (asyncio servers; other loops get no list_changed)."""
+        self.app.server._sessions.add(self.mcp)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            logger.warning("not on asyncio: list_changed notifications are not sent over HTTP")
+            return
+        self._notifier = loop.create_task(self.mcp.run_notifier())
+
+    async def close(self) -> None:
+        """Free everything: cancel what is in flight, end every stream, drop the stored events."""
+        if self.closed:
+            return
+        self.closed = True
+        self.endpoint.cancel_all_incoming()
+        if self._notifier is not None:
+            self._notifier.cancel()
+        self.app.server._sessions.discard(self.mcp)
+        for stream in self.streams.values():
+            stream.close()
+        self.streams.clear()
+        if self.store is not None:
+            await self.store.close()
+
+
+class _PostChannel:
+    """Where a POST's request sends what comes before its answer; starts SSE on first use."""
+
+    __slots__ = ("_send", "app", "extra_headers", "revision", "session", "stream")
+
+    def __init__(
+        self, app: McpHttpApp, session: HttpSession, send: Send, extra_headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        self.app = app
+        self.session = session
+        self._send = send
+        self.extra_headers = extra_headers
+        self.stream: EventStream | None = None
+        self.revision = session.mcp.revision
+
+    async def send(self, message: bytes) -> None:
+        if self.app.json_response:
+            if b'"id"' in message and b'"method"' in message:  # a request to the client: use the GET stream
+                await self.session.standalone.emit(message)
+            else:
+                logger.debug("JSON-only mode: a message before the result was dropped")
+            return
+        if self.stream is None:
+            await self.open()
+        assert self.stream is not None
+        await self.stream.emit(message)
+
+    async def open(self) -> None:
+        stream = self.stream = self.session.new_stream()
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+            *self.extra_headers,
+        ]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def write(data: bytes) -> None:
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+        await stream.attach(write)
+        revision = self.session.mcp.revision
+        if revision is not None and revision.has_sse_priming and self.session.store is not None:
+            event_id = await self.session.store.store_event(stream.id, b"")
+            await stream.write_raw(encode_event(b"", id=event_id, retry=self.app.retry_ms))
+
+    async def finish(self, answer: bytes | None) -> None:
+        stream = self.stream
+        assert stream is not None
+        if answer is not None:
+            await stream.emit(answer)
+        stream.close()
+        self.session.streams.pop(stream.id, None)  # a later resume replays it from the store
+        with contextlib.suppress(Exception):
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class McpHttpApp:
+    """The ASGI application. ``McpHttpApp(server)`` serves ``server`` at ``/mcp``.
+
+    Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for
+    several workers); ``allowed_hosts`` / ``allowed_origins`` (default: loopback names);
+    ``max_body`` (bytes, 413 above); ``session_idle_timeout`` (seconds); ``event_store_factory``
+    (one store per session); ``legacy_sse`` with ``sse_path`` and ``message_path`` (2024-11-05
+    HTTP+SSE); ``retry_ms`` (the SSE retry hint); ``keepalive`` (seconds between SSE comments).
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        stateless: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        max_body: int = 4 * 1024 * 1024,
+        session_idle_timeout: float = 1800.0,
+        event_store_factory: Callable[[], EventStore] = InMemoryEventStore,
+        legacy_sse: bool = True,
+        sse_path: str = "/sse",
+        message_path: str = "/messages/",
+        retry_ms: int = 1000,
+        keepalive: float = 15.0,
+    ) -> None:
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.json_response = json_response
+        self.stateless = stateless
+        self.max_body = max_body
+        self.session_idle_timeout = session_idle_timeout
+        self.event_store_factory = event_store_factory
+        self.legacy_sse = legacy_sse and not stateless
+        self.sse_path = sse_path
+        self.message_path = message_path
+        self.retry_ms = retry_ms
+        self.keepalive = keepalive
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
+        self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
+        self.sessions: dict[str, HttpSession] = {}
+        self.legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]] = {}
+        self._last_reap = time.monotonic()
+        self._shutting_down = anyio.Event()
+        supported = [r.version for r in server.revisions]
+        self._supported = {v: REVISIONS[v] for v in supported}
+
+    # -- ASGI entry point -------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            try:
+                await self._http(scope, receive, send)
+            except _Disconnected:
+                logger.debug("client disconnected while sending its request")
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def aclose(self) -> None:
+        """Shut down: end every stream and free every session."""
+        self._shutting_down.set()
+        for session in list(self.sessions.values()):
+            await session.close()
+        self.sessions.clear()
+        for legacy in list(self.legacy_sessions.values()):
+            await legacy.aclose()
+        self.legacy_sessions.clear()
+
+    def begin_shutdown(self) -> None:
+        """Ask long-lived streams to end now (call from the event loop, e.g. a signal handler)."""
+        self._shutting_down.set()
+        for session in self.sessions.values():
+            for stream in session.streams.values():
+                stream.close()
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        method = scope["method"]
+        denied = self._check_origin_and_host(scope)
+        if denied is not None:
+            await _error(send, 403, _BAD_REQUEST, denied)
+            return
+        self._reap_idle()
+        if path.rstrip("/") == self.path or path == self.path:
+            if method == "POST":
+                await self._post(scope, receive, send)
+            elif method == "GET":
+                await self._get(scope, receive, send)
+            elif method == "DELETE":
+                await self._delete(scope, send)
+            else:
+                await _error(
+                    send,
+                    405,
+                    _BAD_REQUEST,
+                    f"Method {method} not allowed",
+                    [(b"allow", b"GET, POST, DELETE")],
+                )
+            return
+        if self.legacy_sse and path == self.sse_path and method == "GET":
+            await self._legacy_get(scope, receive, send)
+            return
+        if self.legacy_sse and path == self.message_path and method == "POST":
+            await self._legacy_post(scope, receive, send)
+            return
+        if self.legacy_sse and path in (self.sse_path, self.message_path):
+            await _error(send, 405, _BAD_REQUEST, f"Method {method} not allowed")
+            return
+        await _error(send, 404, _BAD_REQUEST, f"Not found: {path}")
+
+    # -- security ---------------------------------------------------------------------------------
+    def _check_origin_and_host(self, scope: Scope) -> str | None:
+        """DNS-rebinding protection: the reason to refuse (403), or None."""
+        server = scope.get("server")
+        bound = server[0] if server else "127.0.0.1"
+        hosts = self.allowed_hosts if self.allowed_hosts is not None else _default_hosts(bound)
+        host = (_header(scope, b"host") or b"").decode("latin-1").lower()
+        if hosts != ["*"] and _host_name(host) not in hosts:
+            return f"Forbidden: Host {host!r} is not allowed"
+        origin = _header(scope, b"origin")
+        if origin is not None:
+            origins = self.allowed_origins
+            value = origin.decode("latin-1").lower()
+            if origins is None:
+                allowed = _host_name(value.partition("://")[2]) in hosts and value.startswith(
+                    ("http://", "https://")
+                )
+            else:
+                allowed = "*" in origins or value in origins
+            if not allowed:
+                return f"Forbidden: Origin {value!r} is not allowed"
+        return None
+
+    # -- POST -------------------------------------------------------------------------------------
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not _is_json_content(scope):
+            await _error(send, 415, _BAD_REQUEST, "Unsupported Media Type: the body must be application/json")
+            return
+        if not _accepts(scope, JSON) or (not self.json_response and not _accepts(scope, EVENT_STREAM)):
+            await _error(
+                send,
+                406,
+                _BAD_REQUEST,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+            )
+            return
+        body = await _read_body(scope, receive, self.max_body)
+        if body is None:
+            await _error(send, 413, _BAD_REQUEST, f"Payload Too Large: the limit is {self.max_body} bytes")
+            return
+        message = codec.decode(body)
+        if type(message) is Invalid:
+            await _respond(send, 400, codec.encode_error(None, message.error, omit_null_id=True))
+            return
+        header_version = _header(scope, VERSION_HEADER)
+        version: Revision | None = None
+        if header_version is not None:
+            version = self._supported.get(header_version.decode("latin-1"))
+            if version is None:
+                await _error(
+                    send,
+                    400,
+                    _BAD_REQUEST,
+                    f"Bad Request: unsupported MCP-Protocol-Version {header_version.decode('latin-1')!r}",
+                )
+                return
+        initialize = type(message) is Request and message.method == "initialize"
+        if self.stateless:
+            if not initialize and version is None:
+                version = self._supported.get(DEFAULT_VERSION) or self.server.revisions[-1]
+            session = self._stateless_session(None if initialize else version)
+        elif initialize:
+            session = HttpSession(self, _new_session_id())
+        else:
+            raw_id = _header(scope, SESSION_HEADER)
+            if raw_id is None:
+                await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+                return
+            found = self.sessions.get(raw_id.decode("latin-1"))
+            if found is None:
+                await _error(send, 404, -32001, "Session not found")
+                return
+            session = found
+            negotiated = session.mcp.revision
+            if version is not None and negotiated is not None and version is not negotiated:
+                await _error(
+                    send,
+                    400,
+                    _BAD_REQUEST,
+                    f"Bad Request: MCP-Protocol-Version {version.version} differs from the negotiated "
+                    f"{negotiated.version}",
+                )
+                return
+        await self._serve_post(session, message, initialize, send)
+
+    def _stateless_session(self, revision: Revision | None) -> HttpSession:
+        """A throwaway session, already in the ready state (an initialize request starts it afresh)."""
+        session = HttpSession(self, None)
+        if revision is None:
+            return session
+        session.mcp.revision = revision
+        session.mcp.capabilities = self.server.capabilities(revision)
+        session.mcp.state = State.READY
+        return session
+
+    async def _serve_post(
+        self, session: HttpSession, message: Incoming | list[Incoming], initialize: bool, send: Send
+    ) -> None:
+        extra: list[tuple[bytes, bytes]] = []
+        if session.id is not None:
+            extra.append((SESSION_HEADER, session.id.encode()))
+        channel = _PostChannel(self, session, send, extra)
+        session.in_flight += 1
+        try:
+            processed = await session.endpoint.process(message, channel)
+        finally:
+            session.in_flight -= 1
+            session.last_active = time.monotonic()
+        if initialize and session.id is not None:
+            if session.mcp.revision is not None and session.mcp.state is not State.NEW:
+                self.sessions[session.id] = session
+                session.start()
+            else:
+                extra.clear()  # the handshake failed: no session was made
+        if channel.stream is not None:
+            await channel.finish(processed.answer)
+        elif processed.invalid:
+            await _respond(send, 400, processed.answer or b"", extra)
+        elif processed.answer is not None:
+            await _respond(send, 200, processed.answer, extra)
+        else:
+            await _respond(send, 202, b"", extra)
+
+    # -- GET: the standalone stream, or resuming a stream ------------------------------------------
+    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.stateless:
+            await _error(
+                send,
+                405,
+                _BAD_REQUEST,
+                "Method GET not allowed: the server is stateless",
+                [(b"allow", b"POST")],
+            )
+            return
+        if not _accepts(scope, EVENT_STREAM):
+            await _error(send, 406, _BAD_REQUEST, "Not Acceptable: Accept must list text/event-stream")
+            return
+        raw_id = _header(scope, SESSION_HEADER)
+        if raw_id is None:
+            await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+            return
+        session = self.sessions.get(raw_id.decode("latin-1"))
+        if session is None:
+            await _error(send, 404, -32001, "Session not found")
+            return
+        last_event_id = _header(scope, b"last-event-id")
+        replay: list[tuple[str, bytes]] = []
+        if last_event_id is not None and session.store is not None:
+            found = await session.store.events_after(last_event_id.decode("latin-1"))
+            stream = session.streams.get(found[0]) if found is not None else None
+            if found is None or (stream is None and not found[1]):
+                await _error(send, 404, _BAD_REQUEST, "Not Found: no stream has that Last-Event-ID")
+                return
+            replay = found[1]
+            if stream is None:  # the stream already ended: replay what is left and close
+                stream = EventStream(found[0], None)
+                stream.close()
+        else:
+            stream = session.standalone
+            if stream.attached:
+                await _error(send, 409, _BAD_REQUEST, "Conflict: this session already has a GET stream open")
+                return
+        await self._stream_out(session, stream, replay, receive, send)
+
+    async def _stream_out(
+        self,
+        session: HttpSession,
+        stream: EventStream,
+        replay: list[tuple[str, bytes]],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+            (SESSION_HEADER, (session.id or "").encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def write(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        session.in_flight += 1
+        try:
+            await stream.attach(write, replay)
+            revision = session.mcp.revision
+            if not replay and revision is not None and revision.has_sse_priming and session.store is not None:
+                event_id = await session.store.store_event(stream.id, b"")
+                await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
+            async with anyio.create_task_group() as tg:
+
+                async def until_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                async def until_closed() -> None:
+                    await stream.closed.wait()
+                    tg.cancel_scope.cancel()
+
+                async def keepalive() -> None:
+                    while True:
+                        await anyio.sleep(self.keepalive)
+                        await stream.write_raw(KEEPALIVE)
+
+                tg.start_soon(until_disconnect)
+                tg.start_soon(until_closed)
+                tg.start_soon(keepalive)
+        finally:
+            stream.detach(write)
+            session.in_flight -= 1
+            session.last_active = time.monotonic()
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    # -- DELETE -----------------------------------------------------------------------------------
+    async def _delete(self, scope: Scope, send: Send) -> None:
+        if self.stateless:
+            await _error(send, 405, _BAD_REQUEST, "Method DELETE not allowed: the server is stateless")
+            return
+        raw_id = _header(scope, SESSION_HEADER)
+        if raw_id is None:
+            await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+            return
+        session = self.sessions.pop(raw_id.decode("latin-1"), None)
+        if session is None:
+            await _error(send, 404, -32001, "Session not found")
+            return
+        await session.close()
+        await _respond(send, 200)
+
+    # -- idle sessions ----------------------------------------------------------------------------
+    def _reap_idle(self) -> None:
+        now = time.monotonic()
+        if now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
+            return
+        self._last_reap = now
+        for session_id, session in list(self.sessions.items()):
+            if session.in_flight == 0 and now - session.last_active > self.session_idle_timeout:
+                logger.info("session %s expired after %.0f s idle", session_id, now - session.last_active)
+                del self.sessions[session_id]
+                asyncio.get_running_loop().create_task(session.close())
+
+    # -- legacy HTTP+SSE (2024-11-05) --------------------------------------------------------------
+    async def _legacy_get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = _new_session_id()
+        client_end, server_end = memory_pair()
+        to_server, from_posts = anyio.create_memory_object_stream[bytes](math.inf)
+        self.legacy_sessions[session_id] = to_server
+        root = scope.get("root_path", "")
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def write(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        endpoint_uri = f"{root}{self.message_path}?session_id={session_id}"
+        try:
+            await write(encode_event(endpoint_uri.encode(), event="endpoint"))
+            async with anyio.create_task_group() as tg:
+
+                async def pump_in() -> None:
+                    async with from_posts:
+                        async for body in from_posts:
+                            await client_end.send(body)
+                    tg.cancel_scope.cancel()
+
+                async def pump_out() -> None:
+                    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+                        while True:
+                            await write(encode_event(await client_end.receive(), event="message"))
+
+                async def until_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                async def until_shutdown() -> None:
+                    await self._shutting_down.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(self.server.serve, server_end)
+                tg.start_soon(pump_in)
+                tg.start_soon(pump_out)
+                tg.start_soon(until_disconnect)
+                tg.start_soon(until_shutdown)
+        finally:
+            self.legacy_sessions.pop(session_id, None)
+            await to_server.aclose()
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _legacy_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = (query.get("session_id") or [""])[0]
+        if not session_id:
+            await _error(send, 400, _BAD_REQUEST, "Bad Request: missing session_id")
+            return
+        sink = self.legacy_sessions.get(session_id)
+        if sink is None:
+            await _error(send, 404, -32001, "Session not found")
+            return
+        if not _is_json_content(scope):
+            await _error(send, 415, _BAD_REQUEST, "Unsupported Media Type: the body must be application/json")
+            return
+        body = await _read_body(scope, receive, self.max_body)
+        if body is None:
+            await _error(send, 413, _BAD_REQUEST, f"Payload Too Large: the limit is {self.max_body} bytes")
+            return
+        try:
+            await sink.send(body)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await _error(send, 404, -32001, "Session not found")
+            return
+        await _respond(send, 202, b"Accepted", json=False)
+
+
+_LOOPBACK = ["localhost", "127.0.0.1", "::1"]
+
+
+def _default_hosts(bound: str) -> list[str]:
+    if bound in ("127.0.0.1", "::1", "localhost") or bound.startswith("127."):
+        return _LOOPBACK
+    return ["*"]
+
+
+def _host_name(host: str) -> str:
+    """``example.com:8000`` -> ``example.com``; ``[::1]:8000`` -> ``::1``."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def _new_session_id() -> str:
+    """128 random bits, URL-safe: visible ASCII only, as the specification requires."""
+    return secrets.token_urlsafe(24)

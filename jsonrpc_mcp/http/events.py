@@ -1,0 +1,118 @@
+"""SSE streams that survive a dropped connection: event ids, an event store, replay.
+
+Every message the server sends on a Streamable HTTP session goes on exactly one logical *stream*:
+the event stream of the POST whose request it relates to, or the session's standalone (GET)
+stream. A stream stores each event before writing it to whatever connection is attached, so when a
+connection drops, the client reconnects with ``GET`` + ``Last-Event-ID`` and the stream replays
+what came after that id and carries on. Event ids are ``<stream id>:<n>``, unique in the session,
+so an id names its stream and a replay never crosses streams.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+import anyio
+
+from ..transports.sse import encode_event
+
+__all__ = ["EventStore", "EventStream", "InMemoryEventStore"]
+
+Writer = Callable[[bytes], Awaitable[None]]
+
+
+class EventStore(Protocol):
+    """Where a session's events are kept for replay. Implement it to keep them elsewhere (Redis)."""
+
+    async def store_event(self, stream_id: str, message: bytes) -> str:
+        """Keep ``message`` as the next event of ``stream_id``; return its event id."""
+        ...
+
+    async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        """(stream id, [(event id, message), ...] after it), or None if the id is unknown/expired."""
+        ...
+
+    async def close(self) -> None:
+        """Forget everything (the session ended)."""
+        ...
+
+
+class InMemoryEventStore:
+    """The last ``max_events`` events of one session, in memory."""
+
+    def __init__(self, max_events: int = 1000) -> None:
+        self._events: deque[tuple[str, str, bytes]] = deque(maxlen=max_events)
+        self._counter = itertools.count(1)
+
+    async def store_event(self, stream_id: str, message: bytes) -> str:
+        event_id = f"{stream_id}:{next(self._counter)}"
+        self._events.append((event_id, stream_id, message))
+        return event_id
+
+    async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        stream_id, _, _ = last_event_id.rpartition(":")
+        found = False
+        replay: list[tuple[str, bytes]] = []
+        for event_id, owner, message in self._events:
+            if found and owner == stream_id:
+                replay.append((event_id, message))
+            elif event_id == last_event_id:
+                found = True
+        return (stream_id, replay) if found else None
+
+    async def close(self) -> None:
+        self._events.clear()
+
+
+class EventStream:
+    """One logical SSE stream of a session; at most one connection is attached at a time."""
+
+    def __init__(self, stream_id: str, store: EventStore | None) -> None:
+        self.id = stream_id
+        self._store = store
+        self._writer: Writer | None = None
+        self.closed = anyio.Event()
+        self._lock = anyio.Lock()
+
+    @property
+    def attached(self) -> bool:
+        return self._writer is not None
+
+    async def emit(self, message: bytes) -> None:
+        """Send one JSON-RPC message as an event (stored first, when there is a store)."""
+        async with self._lock:
+            event_id = await self._store.store_event(self.id, message) if self._store is not None else None
+            await self._write(encode_event(message, id=event_id))
+
+    async def write_raw(self, data: bytes) -> None:
+        """Write bytes that are not stored (the priming event, keep-alive comments)."""
+        async with self._lock:
+            await self._write(data)
+
+    async def _write(self, data: bytes) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        try:
+            await writer(data)
+        except Exception:  # the connection went away: the event stays in the store for a replay
+            self._writer = None
+
+    async def attach(self, writer: Writer, replay: Sequence[tuple[str, bytes]] = ()) -> None:
+        """Attach a (new) connection, first writing the events it missed."""
+        async with self._lock:
+            self._writer = writer
+            for event_id, message in replay:
+                await self._write(encode_event(message, id=event_id))
+
+    def detach(self, writer: Writer | None = None) -> None:
+        if writer is None or self._writer is writer:
+            self._writer = None
+
+    def close(self) -> None:
+        """No more events: whatever connection serves the stream may end."""
+        self._writer = None
+        self.closed.set()

@@ -1,0 +1,75 @@
+"""``jsonrpc-mcp serve --http``: run the ASGI app under uvicorn, with a graceful shutdown."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+import uvicorn
+
+from ..server.server import Server
+from .app import McpHttpApp
+
+__all__ = ["serve_http", "worker_app"]
+
+logger = logging.getLogger("jsonrpc_mcp.http")
+_ENV = "JSONRPC_MCP_HTTP_WORKER"
+
+
+def _app_options(options: argparse.Namespace) -> dict[str, Any]:
+    return {"path": options.path, "stateless": options.stateless, "json_response": options.json_response}
+
+
+def serve_http(server: Server, options: argparse.Namespace, *, target: str, target_args: list[str]) -> int:
+    """Serve until SIGINT/SIGTERM; open streams are ended and sessions freed before exiting."""
+    log_level = logging.getLevelName(logging.getLogger().level).lower()
+    if log_level not in ("debug", "info", "warning", "error", "critical"):
+        log_level = "warning"
+    common: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_level": log_level
+        if log_level in ("debug", "info", "warning", "error", "critical")
+        else "warning",
+        "access_log": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": 5,
+    }
+    url = f"http://{options.host}:{options.port}{options.path}"
+    print(f"jsonrpc-mcp: serving {server.name} at {url}", file=sys.stderr, flush=True)
+    if options.workers > 1:
+        # each worker process imports the app afresh: hand it the target and the options
+        os.environ[_ENV] = json.dumps(
+            {"target": target, "args": target_args, "options": _app_options(options)}
+        )
+        uvicorn.run("jsonrpc_mcp.http.serve:worker_app", factory=True, workers=options.workers, **common)
+        return 0
+    app = McpHttpApp(server, **_app_options(options))
+    config = uvicorn.Config(app, **common)
+    _GracefulServer(config, app).run()
+    return 0
+
+
+class _GracefulServer(uvicorn.Server):
+    """On SIGINT/SIGTERM, end the long-lived SSE streams first so that uvicorn's shutdown is prompt."""
+
+    def __init__(self, config: uvicorn.Config, app: McpHttpApp) -> None:
+        super().__init__(config)
+        self.mcp_app = app
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self.mcp_app.begin_shutdown()
+        super().handle_exit(sig, frame)
+
+
+def worker_app() -> McpHttpApp:
+    """The app of one ``--workers`` process (uvicorn calls this factory in each worker)."""
+    from ..cli import load_target
+
+    spec = json.loads(os.environ[_ENV])
+    sys.argv = [spec["target"], *spec["args"]]
+    return McpHttpApp(load_target(spec["target"]), **spec["options"])
