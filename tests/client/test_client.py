@@ -299,7 +299,7 @@ async def test_a_deadline_expiring_inside_client_stdio_exits_cleanly_and_stops_t
     with anyio.fail_after(20):
         with anyio.move_on_after(1.0) as deadline:
             async with Client.stdio(command) as client:
-                process = client.endpoint._stream.process  # type: ignore[attr-defined]
+                process = client.endpoint._stream.process  # type: ignore[union-attr]
                 await client.ping()
                 await anyio.sleep_forever()
     assert deadline.cancelled_caught
