@@ -139,6 +139,7 @@ class RunResult:
     shutdown: ShutdownHow = "unknown"
     shutdown_seconds: float | None = None
     wall_seconds: float = 0.0
+    server_output_bytes: int | None = None  # what the server wrote to stdout/stderr (HTTP runs)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,6 +154,7 @@ class RunResult:
             "shutdown": self.shutdown,
             "shutdown_seconds": self.shutdown_seconds,
             "wall_seconds": self.wall_seconds,
+            "server_output_bytes": self.server_output_bytes,
         }
 
 

@@ -1,17 +1,20 @@
-"""Benchmark MCP servers over stdio: ours (jsonrpc_mcp), the official SDK, and a raw orjson loop.
+"""Benchmark MCP servers: ours (jsonrpc_mcp), the official SDK, and a raw limit, over stdio and HTTP.
 
 Run from anywhere (paths resolve from this file; servers run with cwd = repo root)::
 
-    python bench/run.py [--calls N] [--inflight-calls N] [--rounds R] [--only ours,sdk,raw] [--json FILE]
+    python bench/run.py [--transport stdio|http|both] [--calls N] [--inflight-calls N] [--rounds R]
+                        [--only ours,sdk,raw] [--json FILE]
 
-Servers are alternated (A B C A B C ...) for R rounds, each round a fresh spawn of every server;
-the report gives the median of each metric per server, then ratios of ours against the others.
-Progress goes to stderr, the report to stdout. Exit status 1 if any server failed or was unavailable.
+Per transport, servers are alternated (A B C A B C ...) for R rounds (3 stdio, 5 HTTP), each
+round a fresh spawn of every server; the report gives the median of each metric per server, then
+ratios of ours against the others. Progress goes to stderr, the report to stdout. Exit status 1
+if any server failed or was unavailable.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import statistics
@@ -21,14 +24,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
+from http_loadclient import PORT_PLACEHOLDER, bench_http_server
 from loadclient import BenchConfig, PhaseResult, RunResult, Status, bench_server
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
-DISTRIBUTIONS = ("jsonrpc-mcp", "mcp", "orjson", "anyio", "pydantic")
+DISTRIBUTIONS = ("jsonrpc-mcp", "mcp", "orjson", "anyio", "pydantic", "uvicorn", "h11", "starlette")
+Transport = Literal["stdio", "http"]
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "http")
+DEFAULT_ROUNDS: dict[Transport, int] = {"stdio": 3, "http": 5}
 
 
 def _version(dist: str) -> str:
@@ -43,20 +50,59 @@ class ServerSpec:
     name: str
     label: str
     argv: tuple[str, ...]
+    transport: Transport = "stdio"
 
 
-def server_specs() -> dict[str, ServerSpec]:
+def server_specs(transport: Transport) -> dict[str, ServerSpec]:
     py = sys.executable
-    specs = [
-        ServerSpec(
-            "ours",
-            f"ours (jsonrpc_mcp {_version('jsonrpc-mcp')})",
-            (py, "-m", "jsonrpc_mcp", "serve", "bench/servers/echo.py"),
-        ),
-        ServerSpec("sdk", f"sdk (mcp {_version('mcp')} MCPServer)", (py, "bench/servers/echo_sdk.py")),
-        ServerSpec("raw", "raw (orjson readline loop)", (py, "bench/servers/raw_echo.py")),
-    ]
+    ours = f"jsonrpc_mcp {_version('jsonrpc-mcp')}"
+    sdk = f"mcp {_version('mcp')} MCPServer"
+    if transport == "stdio":
+        specs = [
+            ServerSpec("ours", f"ours ({ours})", (py, "-m", "jsonrpc_mcp", "serve", "bench/servers/echo.py")),
+            ServerSpec("sdk", f"sdk ({sdk})", (py, "bench/servers/echo_sdk.py")),
+            ServerSpec("raw", "raw (orjson readline loop)", (py, "bench/servers/raw_echo.py")),
+        ]
+    else:
+        serve = (
+            py,
+            "-m",
+            "jsonrpc_mcp",
+            "serve",
+            "bench/servers/echo.py",
+            "--http",
+            "--port",
+            PORT_PLACEHOLDER,
+        )
+        specs = [
+            ServerSpec("ours-json", f"ours ({ours}, --json-response)", (*serve, "--json-response"), "http"),
+            ServerSpec("ours-sse", f"ours ({ours}, default: SSE-capable)", serve, "http"),
+            ServerSpec(
+                "sdk",
+                f"sdk ({sdk}, json_response, stateful)",
+                (py, "bench/servers/echo_sdk_http.py", PORT_PLACEHOLDER),
+                "http",
+            ),
+            ServerSpec(
+                "raw",
+                "raw (bare ASGI app + orjson)",
+                (py, "bench/servers/raw_asgi.py", PORT_PLACEHOLDER),
+                "http",
+            ),
+        ]
     return {spec.name: spec for spec in specs}
+
+
+def uvicorn_implementations() -> str:
+    """What ``loop="auto"`` and ``http="auto"`` resolve to in this interpreter (as uvicorn decides)."""
+    loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    http = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+    return f"uvicorn {_version('uvicorn')}, loop={loop}, http={http}, 1 worker"
+
+
+def selects(pattern: str, name: str) -> bool:
+    """``--only`` matching: a name selects itself and its variants (``ours`` selects ``ours-json``)."""
+    return name == pattern or name.startswith(pattern + "-")
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -130,11 +176,13 @@ def run_all(
         for summary in summaries:
             if summary.runs and summary.status != "ok":
                 continue  # no point spawning again what already failed to start or answer
-            result = bench_server(summary.spec.argv, config, cwd=ROOT, env=env)
+            spec = summary.spec
+            bench = bench_server if spec.transport == "stdio" else bench_http_server
+            result = bench(spec.argv, config, cwd=ROOT, env=env)
             summary.runs.append(result)
             note = "" if result.status == "ok" else f": {result.reason}"
             _progress(
-                f"[round {round_no}/{rounds}] {summary.spec.name}: {result.status} "
+                f"[{spec.transport} round {round_no}/{rounds}] {spec.name}: {result.status} "
                 f"in {result.wall_seconds:.1f} s{note}"
             )
     return summaries
@@ -171,34 +219,152 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
-def compute_ratios(by_name: dict[str, ServerSummary]) -> dict[str, float | None]:
+@dataclass(frozen=True)
+class RatioDef:
+    key: str
+    numerator: str  # server names
+    denominator: str
+    metric: str
+    what: str
+    percent: bool = False
+    note: str = ""
+
+
+def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
+    inflight = f"{window}-inflight calls/s"
+    faster = "(above 1: ours is faster)"
+    if transport == "stdio":
+        return [
+            RatioDef(
+                "ours_vs_sdk_seq_calls_per_s", "ours", "sdk", "seq_calls_per_s", "seq calls/s", note=faster
+            ),
+            RatioDef(
+                "ours_vs_sdk_inflight_calls_per_s",
+                "ours",
+                "sdk",
+                "inflight_calls_per_s",
+                inflight,
+                note=faster,
+            ),
+            RatioDef(
+                "ours_vs_sdk_cold_start",
+                "ours",
+                "sdk",
+                "cold_start_ms",
+                "cold start",
+                note="(below 1: ours starts faster)",
+            ),
+            RatioDef(
+                "ours_vs_raw_seq_calls_per_s", "ours", "raw", "seq_calls_per_s", "seq calls/s", percent=True
+            ),
+        ]
+    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 70%)", "(below 1: ours uses less)"
+    return [
+        RatioDef(
+            "ours_json_vs_sdk_seq_calls_per_s",
+            "ours-json",
+            "sdk",
+            "seq_calls_per_s",
+            "seq calls/s",
+            note=target_sdk,
+        ),
+        RatioDef(
+            "ours_json_vs_sdk_inflight_calls_per_s",
+            "ours-json",
+            "sdk",
+            "inflight_calls_per_s",
+            inflight,
+            note=target_sdk,
+        ),
+        RatioDef(
+            "ours_json_vs_sdk_cold_start",
+            "ours-json",
+            "sdk",
+            "cold_start_ms",
+            "cold start",
+            note="(below 1: faster)",
+        ),
+        RatioDef(
+            "ours_json_vs_raw_seq_calls_per_s",
+            "ours-json",
+            "raw",
+            "seq_calls_per_s",
+            "seq calls/s",
+            True,
+            target_raw,
+        ),
+        RatioDef(
+            "ours_json_vs_raw_inflight_calls_per_s",
+            "ours-json",
+            "raw",
+            "inflight_calls_per_s",
+            inflight,
+            True,
+            target_raw,
+        ),
+        RatioDef(
+            "ours_sse_vs_raw_seq_calls_per_s", "ours-sse", "raw", "seq_calls_per_s", "seq calls/s", True
+        ),
+        RatioDef(
+            "ours_sse_vs_raw_inflight_calls_per_s", "ours-sse", "raw", "inflight_calls_per_s", inflight, True
+        ),
+        RatioDef(
+            "ours_json_vs_raw_seq_server_cpu",
+            "ours-json",
+            "raw",
+            "seq_server_cpu_us_per_call",
+            "server CPU/call seq",
+            note=less_cpu,
+        ),
+        RatioDef(
+            "ours_json_vs_raw_inflight_server_cpu",
+            "ours-json",
+            "raw",
+            "inflight_server_cpu_us_per_call",
+            f"server CPU/call {window}-inflight",
+            note=less_cpu,
+        ),
+    ]
+
+
+def compute_ratios(
+    definitions: Sequence[RatioDef], by_name: dict[str, ServerSummary]
+) -> dict[str, float | None]:
     def median_of(name: str, metric: str) -> float | None:
         summary = by_name.get(name)
         return summary.medians().get(metric) if summary is not None else None
 
-    def ratio(a: float | None, b: float | None) -> float | None:
-        return a / b if a is not None and b else None
+    ratios: dict[str, float | None] = {}
+    for d in definitions:
+        a, b = median_of(d.numerator, d.metric), median_of(d.denominator, d.metric)
+        ratios[d.key] = a / b if a is not None and b else None
+    return ratios
 
-    def ours_over(other: str, metric: str) -> float | None:
-        return ratio(median_of("ours", metric), median_of(other, metric))
 
-    return {
-        "ours_vs_sdk_seq_calls_per_s": ours_over("sdk", "seq_calls_per_s"),
-        "ours_vs_sdk_inflight_calls_per_s": ours_over("sdk", "inflight_calls_per_s"),
-        "ours_vs_sdk_cold_start": ours_over("sdk", "cold_start_ms"),
-        "ours_vs_raw_seq_calls_per_s": ours_over("raw", "seq_calls_per_s"),
-    }
+def _title(transport: Transport, config: BenchConfig, rounds: int) -> str:
+    window = config.inflight
+    counts = (
+        f"median of {rounds} round(s); {config.calls} sequential calls, {config.inflight_calls} calls "
+        f"with {window} in flight, after {config.warmup} warm-up calls"
+    )
+    if transport == "stdio":
+        return f"MCP over stdio: {counts}"
+    return (
+        f"MCP over Streamable HTTP: {counts}\n"
+        f"({uvicorn_implementations()}; HTTP/1.1 keep-alive; {window} in flight = {window} connections "
+        "with one request outstanding on each)"
+    )
 
 
 def render_report(
-    summaries: Sequence[ServerSummary], ratios: dict[str, float | None], config: BenchConfig, rounds: int
+    transport: Transport,
+    summaries: Sequence[ServerSummary],
+    ratios: dict[str, float | None],
+    config: BenchConfig,
+    rounds: int,
 ) -> str:
     window = config.inflight
-    out = [
-        f"MCP over stdio: median of {rounds} round(s); {config.calls} sequential calls, "
-        f"{config.inflight_calls} calls with {window} in flight, after {config.warmup} warm-up calls",
-        "",
-    ]
+    out = [_title(transport, config, rounds), ""]
     headers = [
         "server",
         "cold start ms",
@@ -242,20 +408,18 @@ def render_report(
         what = ", ".join(f"{n} {by_name[n].status}" if n in by_name else f"{n} not run" for n in missing)
         return f"n/a ({what})"
 
-    seq, inflight = ratios["ours_vs_sdk_seq_calls_per_s"], ratios["ours_vs_sdk_inflight_calls_per_s"]
-    cold, raw = ratios["ours_vs_sdk_cold_start"], ratios["ours_vs_raw_seq_calls_per_s"]
-    if seq is not None and inflight is not None and cold is not None:
-        out += [
-            f"  ours / sdk   seq calls/s          {seq:8.2f}x   (above 1: ours is faster)",
-            f"  ours / sdk   {window:>2}-inflight calls/s  {inflight:8.2f}x   (above 1: ours is faster)",
-            f"  ours / sdk   cold start           {cold:8.2f}x   (below 1: ours starts faster)",
-        ]
-    else:
-        out.append(f"  ours vs sdk: {unavailable('ours', 'sdk')}")
-    if raw is not None:
-        out.append(f"  ours / raw   seq calls/s          {raw:8.1%}")
-    else:
-        out.append(f"  ours vs raw: {unavailable('ours', 'raw')}")
+    definitions = ratio_defs(transport, window)
+    pair_width = max(len(f"{d.numerator} / {d.denominator}") for d in definitions)
+    what_width = max(len(d.what) for d in definitions)
+    for d in definitions:
+        pair = f"{d.numerator} / {d.denominator}".ljust(pair_width)
+        value = ratios[d.key]
+        if value is None:
+            shown = unavailable(d.numerator, d.denominator)
+            out.append(f"  {pair}   {d.what.ljust(what_width)}  {shown}")
+        else:
+            shown = f"{value:8.1%}" if d.percent else f"{value:8.2f}x"
+            out.append(f"  {pair}   {d.what.ljust(what_width)}  {shown}   {d.note}".rstrip())
 
     client = [
         f"{s.spec.name} {m['seq_client_cpu_us_per_call']:.1f}/{m['inflight_client_cpu_us_per_call']:.1f}"
@@ -263,20 +427,20 @@ def render_report(
         if (m := s.medians())
     ]
     if client:
+        process = "the server process" if transport == "stdio" else "the uvicorn process (and any children)"
         out += [
             "",
             f"load client CPU µs/call (seq/{window}-inflight): " + ", ".join(client),
-            f"server CPU is utime+stime from /proc/<pid>/stat, {1000 / os.sysconf('SC_CLK_TCK'):.0f} ms "
-            "resolution per phase; peak RSS is VmHWM at the end of the run",
+            f"server CPU is utime+stime of {process} from /proc/<pid>/stat, "
+            f"{1000 / os.sysconf('SC_CLK_TCK'):.0f} ms resolution per phase; "
+            "peak RSS is VmHWM at the end of the run",
         ]
     return "\n".join(out)
 
 
 def json_document(
-    summaries: Sequence[ServerSummary],
-    ratios: dict[str, float | None],
+    results: dict[Transport, tuple[list[ServerSummary], dict[str, float | None], int]],
     config: BenchConfig,
-    rounds: int,
     tools: int,
 ) -> dict[str, Any]:
     return {
@@ -286,7 +450,6 @@ def json_document(
             "inflight_calls": config.inflight_calls,
             "inflight": config.inflight,
             "warmup": config.warmup,
-            "rounds": rounds,
             "extra_tools": tools,
         },
         "environment": {
@@ -296,19 +459,26 @@ def json_document(
             "cpu_count": os.cpu_count(),
             "clk_tck": os.sysconf("SC_CLK_TCK"),
             "versions": {dist: _version(dist) for dist in DISTRIBUTIONS},
+            "uvicorn": uvicorn_implementations(),
         },
-        "servers": {
-            s.spec.name: {
-                "label": s.spec.label,
-                "argv": list(s.spec.argv),
-                "status": s.status,
-                "reason": s.reason,
-                "median": s.medians(),
-                "runs": [run.to_json() for run in s.runs],
+        "transports": {
+            transport: {
+                "rounds": rounds,
+                "servers": {
+                    s.spec.name: {
+                        "label": s.spec.label,
+                        "argv": list(s.spec.argv),
+                        "status": s.status,
+                        "reason": s.reason,
+                        "median": s.medians(),
+                        "runs": [run.to_json() for run in s.runs],
+                    }
+                    for s in summaries
+                },
+                "ratios": ratios,
             }
-            for s in summaries
+            for transport, (summaries, ratios, rounds) in results.items()
         },
-        "ratios": ratios,
     }
 
 
@@ -329,9 +499,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
-def parse_args(argv: Sequence[str] | None, names: Sequence[str]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    names = list(dict.fromkeys(name for t in TRANSPORTS for name in server_specs(t)))
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--transport", choices=("stdio", "http", "both"), default="both", help="what to run (default both)"
     )
     parser.add_argument("--calls", type=_positive, default=2000, help="sequential calls (default 2000)")
     parser.add_argument(
@@ -339,12 +513,19 @@ def parse_args(argv: Sequence[str] | None, names: Sequence[str]) -> argparse.Nam
     )
     parser.add_argument("--inflight", type=_positive, default=32, help="requests kept in flight (default 32)")
     parser.add_argument(
-        "--rounds", type=_positive, default=3, help="rounds; medians are reported (default 3)"
+        "--rounds",
+        type=_positive,
+        default=None,
+        help="rounds; medians are reported (default 3 for stdio, 5 for HTTP: noisier)",
     )
     parser.add_argument(
         "--warmup", type=_non_negative, default=100, help="unmeasured calls first (default 100)"
     )
-    parser.add_argument("--only", default=",".join(names), help=f"servers to run, from {','.join(names)}")
+    parser.add_argument(
+        "--only",
+        default="",
+        help=f"servers to run, from {','.join(names)} (a prefix: 'ours' selects ours-json, ours-sse)",
+    )
     parser.add_argument(
         "--tools",
         type=_non_negative,
@@ -356,17 +537,18 @@ def parse_args(argv: Sequence[str] | None, names: Sequence[str]) -> argparse.Nam
         "--timeout", type=float, default=120.0, help="seconds allowed per phase (default 120)"
     )
     args = parser.parse_args(argv)
+    args.transports = list(TRANSPORTS) if args.transport == "both" else [args.transport]
+    available = [name for t in args.transports for name in server_specs(t)]
     only = [name.strip() for name in args.only.split(",") if name.strip()]
-    unknown = sorted(set(only) - set(names))
-    if unknown or not only:
-        parser.error(f"--only takes names from {','.join(names)}; got {args.only!r}")
-    args.only = [name for name in names if name in only]
+    unknown = sorted(p for p in only if not any(selects(p, name) for name in available))
+    if unknown or (args.only and not only):
+        parser.error(f"--only takes names from {','.join(available)} (or their prefixes); got {args.only!r}")
+    args.only = only
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    specs = server_specs()
-    args = parse_args(argv, list(specs))
+    args = parse_args(argv)
     config = BenchConfig(
         calls=args.calls,
         inflight_calls=args.inflight_calls,
@@ -376,16 +558,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     env = dict(os.environ)
     env["MCPBENCH_TOOLS"] = str(args.tools)
-    selected = [specs[name] for name in args.only]
-    summaries = run_all(selected, config, args.rounds, env)
-    ratios = compute_ratios({s.spec.name: s for s in summaries})
-    sys.stdout.write(render_report(summaries, ratios, config, args.rounds) + "\n")
+    results: dict[Transport, tuple[list[ServerSummary], dict[str, float | None], int]] = {}
+    reports = []
+    for transport in args.transports:
+        specs = server_specs(transport)
+        selected = [
+            spec for name, spec in specs.items() if not args.only or any(selects(p, name) for p in args.only)
+        ]
+        if not selected:
+            continue
+        rounds: int = args.rounds or DEFAULT_ROUNDS[transport]
+        summaries = run_all(selected, config, rounds, env)
+        definitions = ratio_defs(transport, config.inflight)
+        ratios = compute_ratios(definitions, {s.spec.name: s for s in summaries})
+        results[transport] = (summaries, ratios, rounds)
+        reports.append(render_report(transport, summaries, ratios, config, rounds))
+    sys.stdout.write("\n\n".join(reports) + "\n")
     if args.json is not None:
         path: Path = args.json
         path.parent.mkdir(parents=True, exist_ok=True)
-        document = json_document(summaries, ratios, config, args.rounds, args.tools)
+        document = json_document(results, config, args.tools)
         path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
-    return 0 if all(s.status == "ok" for s in summaries) else 1
+    return 0 if all(s.status == "ok" for summaries, _, _ in results.values() for s in summaries) else 1
 
 
 if __name__ == "__main__":
