@@ -231,7 +231,8 @@ def content_type_is_json(headers: Headers) -> bool:
 def split_host(value: str) -> tuple[str, int | None] | None:
     """``Host`` syntax (RFC 9110 §7.2, ``uri-host [ ":" port ]``) -> (lower-case host, port).
 
-    IPv6 literals keep their brackets (``[::1]``). An empty port (``localhost:``) counts as none.
+    IPv6 literals keep their brackets, in compressed form (``[::1]``). An empty port
+    (``localhost:``) counts as none.
     Returns None when malformed: empty, bad characters, a bad IPv6 literal, a port over 65535.
     """
     value = value.strip()
@@ -241,10 +242,9 @@ def split_host(value: str) -> tuple[str, int | None] | None:
             return None
         literal, rest = value[1:end], value[end + 1 :]
         try:
-            ipaddress.IPv6Address(literal)
+            host = f"[{ipaddress.IPv6Address(literal)}]"  # one spelling: [0:0::1] is [::1]
         except ValueError:
             return None
-        host = "[" + literal.lower() + "]"
         if rest and not rest.startswith(":"):
             return None
         port_text = rest[1:]
@@ -352,10 +352,6 @@ def _bind_name(host: str) -> str:
     return name
 
 
-def _port_part(port: int | None, exact_port: bool) -> str:
-    return str(port) if exact_port and port else "*"
-
-
 def default_allowed_hosts(bind_host: str, port: int | None = None, *, exact_port: bool = False) -> list[str]:
     """The Host allowlist :meth:`TransportSecurity.for_bind` uses when none is given.
 
@@ -366,9 +362,9 @@ def default_allowed_hosts(bind_host: str, port: int | None = None, *, exact_port
       and get 403 until that name is in an explicit ``allowed_hosts`` (or ``["*"]``, no check);
     * bound to a specific other address or name: that host only.
 
-    Each with any port, or with exactly ``port`` when ``exact_port`` is set and ``port`` is known.
+    Each with any port, or with exactly ``port`` when ``exact_port`` is set and ``port`` is known
+    (for 80 and 443 also with none, as clients leave a default port out of Host).
     """
-    ports = _port_part(port, exact_port)
     names: list[str] = []
     if bind_host.strip().lower() in _WILDCARD_BINDS or is_loopback(bind_host):
         names.extend(LOOPBACK_NAMES)
@@ -376,7 +372,13 @@ def default_allowed_hosts(bind_host: str, port: int | None = None, *, exact_port
         name = _bind_name(bind_host)
         if name not in names:
             names.append(name)
-    return [f"{name}:{ports}" for name in names]
+    if not (exact_port and port):
+        return [f"{name}:*" for name in names]
+    # a client omits a default port from Host, and we cannot know the scheme here: accept both
+    bare = port in (80, 443)
+    return [
+        pattern for name in names for pattern in ([f"{name}:{port}", name] if bare else [f"{name}:{port}"])
+    ]
 
 
 def default_allowed_origins(
@@ -411,7 +413,7 @@ def _show(value: str) -> str:
 
 
 class TransportSecurity:
-    """Host and Origin allowlists (DNS-rebinding protection). Immutable once built.
+    """Host and Origin allowlists (DNS-rebinding protection); build once, then only read.
 
     ``TransportSecurity(allowed_hosts, allowed_origins)`` takes patterns (see the module
     docstring; a bad pattern raises ValueError). Usually built with :meth:`for_bind`;
