@@ -231,6 +231,36 @@ class Client:
         result: dict[str, Any] = await self.request("prompts/get", params)
         return result
 
+    async def set_logging_level(self, level: str) -> None:
+        """``logging/setLevel``: the server sends ``notifications/message`` of ``level`` and above."""
+        await self.request("logging/setLevel", {"level": level})
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        *,
+        context_arguments: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """``completion/complete``; returns the raw result (``{"completion": {"values", ...}}``).
+
+        ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``;
+        ``argument`` is ``{"name": ..., "value": ...}``; ``context_arguments`` the arguments already
+        filled (sent as ``context.arguments``, which servers read from 2025-06-18 on).
+        """
+        params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
+        if context_arguments is not None:
+            params["context"] = {"arguments": dict(context_arguments)}
+        result: dict[str, Any] = await self.request("completion/complete", params)
+        return result
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """``resources/subscribe``: the server then sends ``notifications/resources/updated``."""
+        await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await self.request("resources/unsubscribe", {"uri": uri})
+
     # -- connecting -------------------------------------------------------------------------------
     @classmethod
     @contextlib.asynccontextmanager
@@ -260,6 +290,45 @@ class Client:
             spawn as stream,
             cls(stream, **options) as client,
         ):
+            if initialize:
+                await client.initialize()
+            yield client
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        read_timeout: float = 300.0,
+        fallback: bool = True,
+        legacy: bool = False,
+        initialize: bool = True,
+        transport_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> AsyncIterator[Client]:
+        """Connect to an MCP server over HTTP (and initialize); the session is ended on exit.
+
+        Streamable HTTP, falling back to the legacy HTTP+SSE transport when the server refuses the
+        initialize POST with 400/404/405 (``fallback``); ``legacy=True`` speaks HTTP+SSE from the start
+        (``url`` is then the event stream's URL). ``headers`` go on every HTTP request; ``timeout``
+        bounds connecting and short exchanges, ``read_timeout`` the wait for an answer. More transport
+        settings: ``transport_options`` (see :func:`jsonrpc_mcp.transports.http_client.connect_http`).
+        """
+        from ..transports.http_client import connect_http
+
+        connect = connect_http(
+            url,
+            headers=headers,
+            timeout=timeout,
+            read_timeout=read_timeout,
+            fallback=fallback,
+            legacy=legacy,
+            **(transport_options or {}),
+        )
+        async with connect as stream, cls(stream, **options) as client:
             if initialize:
                 await client.initialize()
             yield client

@@ -1,17 +1,23 @@
 """Server-Sent Events, sans-IO: encode events, and parse an event stream back into events.
 
-The wire format (WHATWG HTML, "server-sent events"): UTF-8 lines of ``field: value``; an event ends
-with a blank line; ``data`` may repeat (joined with newlines); lines starting with ``:`` are comments
-(keep-alives). Our JSON messages never contain a newline, so each message is one ``data`` line.
+The wire format (WHATWG HTML, "server-sent events"): UTF-8 lines of ``field: value`` ended by CRLF,
+LF or CR; an event ends with a blank line; ``data`` may repeat (joined with newlines); lines starting
+with ``:`` are comments (keep-alives); a leading byte order mark is ignored. Our JSON messages never
+contain a newline, so each message is one ``data`` line.
+
+One deliberate difference from a browser's EventSource: an event made only of ``id`` or ``retry``
+fields (no ``data``) is still reported (with empty data), so a reader sees every cursor the server set.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KEEPALIVE", "SseEvent", "SseParser", "encode_event"]
+__all__ = ["KEEPALIVE", "SseEvent", "SseEventTooLarge", "SseParser", "encode_event"]
 
 KEEPALIVE = b": keep-alive\n\n"
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def encode_event(
@@ -44,74 +50,121 @@ class SseEvent:
     retry: int | None = None
 
 
-class SseParser:
-    """Feed bytes; take complete events. Tracks the last event id, as a reconnecting client must."""
+class SseEventTooLarge(ValueError):
+    """An event (or a line still being received) grew past the parser's ``max_event_size``."""
 
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._data: list[str] = []
+
+class SseParser:
+    """Feed bytes; take complete events. Tracks what a reconnecting client needs: the last event id
+    (``last_event_id``; ``""`` once the server reset it) and the last ``retry`` value in milliseconds.
+
+    ``max_event_size`` bounds the bytes one event (its lines, fields included) may take: past it,
+    :meth:`feed` raises :class:`SseEventTooLarge` (the stream cannot be trusted any more).
+    """
+
+    def __init__(self, max_event_size: int | None = None) -> None:
+        self._buffer = bytearray()
+        self._scan = 0  # where to resume looking for a line end in the buffer
+        self._bom_checked = False
+        self._max = max_event_size
+        self._size = 0
+        self._data: list[bytes] = []
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
         self._has_fields = False
         self.last_event_id: str | None = None
+        self.retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        self._buffer += chunk
+        buf = self._buffer
+        buf += chunk
+        if not self._bom_checked:
+            if len(buf) < len(_BOM) and _BOM.startswith(bytes(buf)):
+                return []
+            if buf.startswith(_BOM):
+                del buf[: len(_BOM)]
+            self._bom_checked = True
         events: list[SseEvent] = []
+        n = len(buf)
+        pos = 0
+        # Positions of the next LF and CR at or after pos (-1: none left in this buffer).
+        lf = cr = -2
+        start = self._scan
         while True:
-            cut = _line_end(self._buffer)
-            if cut is None:
-                return events
-            end, after = cut
-            line = self._buffer[:end].decode("utf-8", errors="replace")
-            self._buffer = self._buffer[after:]
+            if lf != -1 and lf < pos:
+                lf = buf.find(b"\n", max(pos, start))
+            if cr != -1 and cr < pos:
+                cr = buf.find(b"\r", max(pos, start))
+            if cr == -1 or (lf != -1 and lf < cr):
+                if lf == -1:
+                    break
+                end, after = lf, lf + 1
+            elif cr + 1 == n:
+                break  # a CR at the very end may be the first half of a CRLF: wait for more
+            else:
+                end, after = cr, (cr + 2 if buf[cr + 1] == 0x0A else cr + 1)
+            line = bytes(buf[pos:end])
+            pos = after
             if not line:
                 event = self._dispatch()
                 if event is not None:
                     events.append(event)
-                continue
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            if value.startswith(" "):
-                value = value[1:]
-            self._field(field, value)
+            elif line[0] != 0x3A:  # not a comment
+                self._line(line)
+        if pos:
+            del buf[:pos]
+        # Everything left is one incomplete line: next time, look only at what is new (and a final CR).
+        self._scan = max(len(buf) - 1, 0)
+        if self._max is not None and self._size + len(buf) > self._max:
+            raise SseEventTooLarge(f"an SSE event exceeded {self._max} bytes")
+        return events
 
-    def _field(self, field: str, value: str) -> None:
-        if field == "data":
+    def end(self) -> list[SseEvent]:
+        """The stream ended: a final CR held back (it might have been half of a CRLF) ends its line.
+
+        An event not terminated by a blank line is discarded, as the standard says.
+        """
+        if self._buffer.endswith(b"\r"):
+            return self.feed(b"\n")
+        return []
+
+    def _line(self, line: bytes) -> None:
+        self._size += len(line) + 1
+        if self._max is not None and self._size > self._max:
+            raise SseEventTooLarge(f"an SSE event exceeded {self._max} bytes")
+        colon = line.find(b":")
+        if colon == -1:
+            field, value = line, b""
+        else:
+            field, value = line[:colon], line[colon + 1 :]
+            if value[:1] == b" ":
+                value = value[1:]
+        if field == b"data":
             self._data.append(value)
             self._has_fields = True
-        elif field == "event":
-            self._event = value
+        elif field == b"event":
+            self._event = value.decode("utf-8", errors="replace")
             self._has_fields = True
-        elif field == "id":
-            if "\0" not in value:
-                self._id = value
-                self.last_event_id = value
+        elif field == b"id":
+            if b"\0" not in value:
+                self._id = value.decode("utf-8", errors="replace")
+                self.last_event_id = self._id
             self._has_fields = True
-        elif field == "retry" and value.isdigit():
+        elif field == b"retry" and value.isdigit():  # bytes.isdigit: ASCII digits only
             self._retry = int(value)
+            self.retry = self._retry
             self._has_fields = True
 
     def _dispatch(self) -> SseEvent | None:
+        self._size = 0
         if not self._has_fields:
             return None
-        event = SseEvent("\n".join(self._data), self._event or "message", self._id, self._retry)
+        data = b"\n".join(self._data).decode("utf-8", errors="replace")
+        event = SseEvent(data, self._event or "message", self._id, self._retry)
         self._data = []
         self._event = ""
         self._id = None
         self._retry = None
         self._has_fields = False
         return event
-
-
-def _line_end(buffer: bytes) -> tuple[int, int] | None:
-    """(end of the first line, start of the next) for CRLF, LF or CR line endings."""
-    lf = buffer.find(b"\n")
-    cr = buffer.find(b"\r")
-    if cr == -1 or (lf != -1 and lf < cr):
-        return None if lf == -1 else (lf, lf + 1)
-    if cr + 1 == len(buffer):
-        return None  # a CR at the end may be the first half of a CRLF: wait for more
-    return cr, cr + 2 if buffer[cr + 1] == 0x0A else cr + 1
