@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test demo lint bench clean
+.PHONY: venv test demo lint bench clean conformance-official
 
 venv: $(STAMP)
 
@@ -27,6 +27,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# The official MCP conformance suite (Node 22 + npm @modelcontextprotocol/conformance, installed into
+# .cache/conformance/ on first use) against examples/everything over HTTP.
+conformance-official: $(STAMP)
+	$(PY) conformance/official/run.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -6,8 +6,17 @@ The public API is what ``__all__`` lists. ``jsonrpc_mcp.jsonrpc`` is the MCP-fre
 
 __version__ = "0.1.0"
 
+from . import content
 from .client import Client, UnsupportedProtocolVersion
-from .errors import McpError, RegistrationError, ResourceNotFound, ToolError
+from .errors import (
+    CapabilityError,
+    ClientError,
+    McpError,
+    RegistrationError,
+    ResourceNotFound,
+    ToolError,
+    UrlElicitationRequired,
+)
 from .jsonrpc import JsonRpcError
 from .server import (
     Arg,
@@ -19,7 +28,9 @@ from .server import (
 
 __all__ = [
     "Arg",
+    "CapabilityError",
     "Client",
+    "ClientError",
     "Context",
     "JsonRpcError",
     "McpError",
@@ -30,5 +41,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "UnsupportedProtocolVersion",
+    "UrlElicitationRequired",
     "__version__",
+    "content",
 ]

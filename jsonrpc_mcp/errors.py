@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .jsonrpc.errors import JsonRpcError
+from .jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 
-__all__ = ["McpError", "RegistrationError", "ResourceNotFound", "ToolError"]
+URL_ELICITATION_REQUIRED = -32042
+
+__all__ = [
+    "CapabilityError",
+    "ClientError",
+    "McpError",
+    "RegistrationError",
+    "ResourceNotFound",
+    "ToolError",
+    "UrlElicitationRequired",
+]
 
 
 class ToolError(Exception):
@@ -31,6 +41,38 @@ class McpError(JsonRpcError):
 
     def __init__(self, message: str, data: Any = None, *, code: int) -> None:
         super().__init__(message, data, code=code)
+
+
+class CapabilityError(McpError):
+    """A handler asked the client for something it did not declare (sampling, elicitation, roots...),
+    or that the negotiated protocol revision does not have.
+
+    Raised by the :class:`Context` methods before anything is sent. A tool that lets it escape gets
+    an ``isError`` result carrying the message; a resource or prompt handler, a -32603 error.
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(message, data, code=INTERNAL_ERROR)
+
+
+class ClientError(McpError):
+    """The client answered a server-to-client request (``sampling/createMessage``, ``roots/list``...)
+    with an error, or with a result that is not what the method returns. ``code``, ``message`` and
+    ``data`` are the client's. Escaping a tool, it becomes an ``isError`` result."""
+
+
+class UrlElicitationRequired(McpError):
+    """Raise from a handler to answer -32042 (2025-11-25): the request needs the user to complete
+    the given URL-mode elicitations first. Each item is an ``elicitation/create`` params object
+    (``mode: "url"``, ``elicitationId``, ``url``, ``message``)."""
+
+    def __init__(self, elicitations: list[dict[str, Any]], message: str | None = None) -> None:
+        super().__init__(
+            message or "This request requires more information.",
+            {"elicitations": elicitations},
+            code=URL_ELICITATION_REQUIRED,
+        )
+        self.elicitations = elicitations
 
 
 class RegistrationError(ValueError):

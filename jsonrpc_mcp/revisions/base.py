@@ -33,6 +33,12 @@ class Revision:
     has_elicitation: bool
     has_progress_message: bool
     has_definition_meta: bool  # "_meta" on Tool/Resource/Prompt definitions and resource contents
+    has_content_meta: bool  # "_meta" on content blocks (text, image, audio, resource, resource_link)
+    has_annotation_last_modified: bool  # Annotations.lastModified
+    has_completion_context: bool  # completion/complete carries context.arguments
+    has_url_elicitation: bool  # elicitation mode "url", notifications/elicitation/complete, -32042
+    has_extended_elicitation_schema: bool  # form fields: defaults, titled and multi-select enums
+    has_sampling_tools: bool  # sampling/createMessage with tools / toolChoice
     tool_name_rules: bool  # 2025-11-25 naming guidance (1-128 chars of [A-Za-z0-9_.-])
     # HTTP
     has_streamable_http: bool

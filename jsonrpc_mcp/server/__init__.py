@@ -2,12 +2,13 @@
 
 from .context import Context
 from .introspect import Arg
-from .registry import Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
+from .registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
 from .server import Server
 from .session import ServerSession
 
 __all__ = [
     "Arg",
+    "Completer",
     "Context",
     "Prompt",
     "Resource",

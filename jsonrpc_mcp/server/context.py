@@ -1,12 +1,43 @@
-"""The per-request :class:`Context` a handler can ask for by annotating a parameter with it."""
+"""The per-request :class:`Context` a handler can ask for by annotating a parameter with it.
+
+Theory of operation
+-------------------
+Everything a handler sends about its request (log messages, progress, notifications) goes through
+one ordered outbox: a thread-safe queue drained by whoever holds the context's send lock. Async
+calls (``await ctx.log(...)``) queue and drain at once. Records of ``ctx.logger`` may come from the
+event loop (queued, and drained by a task started for it) or from a worker thread (queued, and the
+thread waits until the loop has drained them), so the client sees them in the order they were made.
+
+When the handler finishes, the session drains the outbox before the answer is sent and then
+closes the context: whatever is logged, reported or sent after that (a background task, an
+abandoned thread) is dropped. A cancelled request's outbox is dropped unsent. So every message
+about a request comes before its answer, and nothing comes after it.
+
+Requests to the client (sampling, elicitation, roots) are checked against the capabilities the
+client declared and the negotiated revision first (:class:`CapabilityError`), drain the outbox,
+and wait at most ``Server.request_timeout`` for the answer.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import uuid
+from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.from_thread
+
+from ..content import fit_all, for_revision, is_content_block
+from ..errors import CapabilityError, ClientError
 from ..jsonrpc.endpoint import RequestContext
+from ..jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 from ..revisions import Revision
+from .clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
+from .elicitation import check_form_schema
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -15,21 +46,53 @@ __all__ = ["Context"]
 
 logger = logging.getLogger("jsonrpc_mcp.server")
 
+_DEFAULT: Any = object()
+
+# ctx.sample(**params): Python names for the optional CreateMessageRequest fields
+_SAMPLING_PARAMS = {
+    "model_preferences": "modelPreferences",
+    "include_context": "includeContext",
+    "stop_sequences": "stopSequences",
+    "tool_choice": "toolChoice",
+}
+_ACTIONS = frozenset({"accept", "decline", "cancel"})
+
+# Guards every context's outbox and closed flag (held for a few bytecodes; shared, so that a
+# Context costs no lock of its own).
+_OUTBOX_LOCK = threading.Lock()
+
 
 class Context:
     """What a handler knows about the request it serves, and how it talks to the client.
 
-    Declare a parameter annotated ``Context`` in a tool, resource or prompt function to receive it;
-    it never appears in the generated input schema.
+    Declare a parameter annotated ``Context`` in a tool, resource, prompt or completion function to
+    receive it; it never appears in the generated input schema. One Context serves one request.
     """
 
-    __slots__ = ("_last_progress", "_rc", "session")
+    __slots__ = (
+        "_closed",
+        "_flushers",
+        "_last_progress",
+        "_logger",
+        "_loop_thread",
+        "_outbox",
+        "_rc",
+        "_send_lock",
+        "session",
+    )
 
     def __init__(self, session: ServerSession, rc: RequestContext) -> None:
         self.session = session
         self._rc = rc
         self._last_progress: float | None = None
+        self._outbox: deque[tuple[str, Any]] | None = None  # made on first use
+        self._send_lock: anyio.Lock | None = None
+        self._closed = False
+        self._loop_thread = threading.get_ident()
+        self._logger: logging.Logger | None = None
+        self._flushers: set[asyncio.Task[None]] | None = None
 
+    # -- about the request ------------------------------------------------------------------------
     @property
     def request_id(self) -> Any:
         """The JSON-RPC id of the request being served."""
@@ -56,7 +119,8 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """True once the client cancelled this request (the handler is being cancelled too)."""
+        """True once the client cancelled this request (the handler is being cancelled too; a sync
+        handler, which runs on in its thread, can poll this to stop early)."""
         return self._rc.cancelled
 
     @property
@@ -66,14 +130,82 @@ class Context:
         meta = params.get("_meta") if isinstance(params, dict) else None
         return meta if isinstance(meta, dict) else {}
 
+    @property
+    def progress_token(self) -> str | int | None:
+        """The request's ``progressToken``, if the client asked for progress."""
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    # -- logging ----------------------------------------------------------------------------------
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` if the client's level (``logging/setLevel``) lets it through.
+
+        ``level`` is an RFC 5424 name (debug, info, notice, warning, error, critical, alert,
+        emergency; anything else is a ValueError); ``data`` any JSON value; ``logger`` names the
+        source. Nothing is sent when the server does not advertise ``logging``.
+        """
+        try:
+            rank = level_index(level)
+        except KeyError:
+            raise ValueError(f"unknown log level {level!r}; use one of debug ... emergency") from None
+        if not self.session.wants_log(rank):
+            return
+        params: dict[str, Any] = {"level": level}
+        if logger is not None:
+            params["logger"] = logger
+        params["data"] = data
+        await self._send("notifications/message", params)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    @property
+    def logger(self) -> logging.Logger:
+        """A ``logging.Logger`` whose records go to this request's client as ``notifications/message``
+        (and nowhere else), from the handler's task or thread alike.
+
+        Levels map DEBUG -> debug, INFO -> info, 25 -> notice, WARNING -> warning, ERROR -> error,
+        CRITICAL -> critical, 55 -> alert, 60 -> emergency. The notification's ``logger`` is the
+        server's name (``ctx.logger.getChild("db")``: ``<name>.db``). The logger belongs to this
+        request: records made after the request finished are dropped.
+        """
+        if self._logger is None:
+            bound = ClientLogger(f"{PREFIX}.{self.session.server.name}")
+            bound.propagate = False
+            bound.addHandler(ClientLogHandler(self))
+            self._logger = bound
+        return self._logger
+
+    def _log_from_record(self, level: str, data: Any, name: str) -> None:
+        """A record from ``ctx.logger``, on any thread: queue it, and get it sent in order."""
+        if not self.session.wants_log(level_index(level)):
+            return
+        if not self._queue("notifications/message", {"level": level, "logger": name, "data": data}):
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._schedule_flush()
+        else:
+            self._flush_from_thread()
+
+    # -- progress and notifications ---------------------------------------------------------------
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Send ``notifications/progress`` if the client asked for progress (a ``progressToken``).
 
-        ``progress`` must increase on every call; a value that does not is a developer error.
+        ``progress`` must increase on every call; a value that does not is a developer error
+        (ValueError). ``message`` is sent where the revision has it (2025-03-26+).
         """
-        token = self.meta.get("progressToken")
+        token = self.progress_token
         if token is None:
             return
         if self._last_progress is not None and progress <= self._last_progress:
@@ -84,12 +216,244 @@ class Context:
             params["total"] = total
         if message is not None and self.revision.has_progress_message:
             params["message"] = message
-        await self._rc.notify("notifications/progress", params)
+        await self._send("notifications/progress", params)
 
     async def send_notification(self, method: str, params: Any = None) -> None:
-        """Send a notification to the client, related to this request."""
-        await self._rc.notify(method, params)
+        """Send a notification to the client, related to this request (in order with the logs)."""
+        await self._send(method, params)
 
-    async def send_request(self, method: str, params: Any = None, *, timeout: float | None = 60.0) -> Any:
-        """Send a request to the client and wait for its result."""
+    # -- requests to the client -------------------------------------------------------------------
+    async def send_request(self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT) -> Any:
+        """Send a request to the client and wait (at most ``timeout``, default the server's
+        ``request_timeout``) for its result. The client's error answer raises JsonRpcError;
+        no answer in time raises RequestTimeout (the client is told to cancel)."""
+        if self._closed:
+            raise RuntimeError(f"the {self.method} request this Context served has finished")
+        await self._flush()
+        if timeout is _DEFAULT:
+            timeout = self.session.server.request_timeout
         return await self._rc.send_request(method, params, timeout=timeout)
+
+    async def _ask(self, method: str, params: Any, timeout: float | None) -> dict[str, Any]:
+        try:
+            result = await self.send_request(method, params, timeout=timeout)
+        except JsonRpcError as exc:
+            raise ClientError(
+                f"the client answered {method} with error {exc.code}: {exc.message}", exc.data, code=exc.code
+            ) from exc
+        if not isinstance(result, dict):
+            raise ClientError(f"the client's answer to {method} is not an object", code=INTERNAL_ERROR)
+        return result
+
+    def _client_capability(self, name: str, method: str) -> dict[str, Any]:
+        declared = self.client_capabilities.get(name)
+        if not isinstance(declared, dict):
+            raise CapabilityError(
+                f"the client did not declare the {name!r} capability, so the server cannot send {method}",
+                {"requiredCapabilities": {name: {}}},
+            )
+        return declared
+
+    async def sample(
+        self,
+        messages: Iterable[str | dict[str, Any]],
+        max_tokens: int = 100,
+        system_prompt: str | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model (``sampling/createMessage``); returns the CreateMessageResult.
+
+        ``messages``: strs (user text), content blocks (user messages) or ``{"role", "content"}``.
+        More fields as keywords: ``temperature``, ``stop_sequences``, ``model_preferences``,
+        ``include_context``, ``metadata``, and (2025-11-25, client capability ``sampling.tools``)
+        ``tools`` and ``tool_choice``; other keywords are sent as they are named.
+        """
+        declared = self._client_capability("sampling", "sampling/createMessage")
+        revision = self.revision
+        body: dict[str, Any] = {"messages": [_sampling_message(m, revision) for m in messages]}
+        if system_prompt is not None:
+            body["systemPrompt"] = system_prompt
+        for key, value in params.items():
+            if value is not None:
+                body[_SAMPLING_PARAMS.get(key, key)] = value
+        body["maxTokens"] = max_tokens
+        if "tools" in body or "toolChoice" in body:
+            if not revision.has_sampling_tools:
+                raise CapabilityError(f"protocol revision {revision.version} has no tool use in sampling")
+            if not isinstance(declared.get("tools"), dict):
+                raise CapabilityError(
+                    "the client did not declare 'sampling.tools', so sampling cannot offer tools",
+                    {"requiredCapabilities": {"sampling": {"tools": {}}}},
+                )
+        result = await self._ask("sampling/createMessage", body, timeout)
+        if "role" not in result or "content" not in result or not isinstance(result.get("model"), str):
+            raise ClientError(
+                "the client's sampling result lacks 'role', 'content' or 'model'", code=INTERNAL_ERROR
+            )
+        return result
+
+    async def elicit(
+        self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = _DEFAULT
+    ) -> dict[str, Any]:
+        """Ask the user to fill a form (``elicitation/create``, 2025-06-18+); returns the ElicitResult
+        (``{"action": "accept" | "decline" | "cancel", "content"?: {...}}``).
+
+        ``requested_schema`` is a flat object schema of string / number / integer / boolean / enum
+        fields (see :mod:`jsonrpc_mcp.server.elicitation`); never ask for secrets in a form.
+        """
+        revision = self.revision
+        if not revision.has_elicitation:
+            raise CapabilityError(f"protocol revision {revision.version} has no elicitation")
+        declared = self._client_capability("elicitation", "elicitation/create")
+        if revision.has_url_elicitation and declared and "form" not in declared:
+            raise CapabilityError(
+                "the client declared only URL-mode elicitation, so the server cannot send a form",
+                {"requiredCapabilities": {"elicitation": {"form": {}}}},
+            )
+        schema = check_form_schema(requested_schema, revision)
+        params: dict[str, Any] = {"mode": "form"} if revision.has_url_elicitation else {}
+        params["message"] = message
+        params["requestedSchema"] = schema
+        return _elicit_result(await self._ask("elicitation/create", params, timeout))
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str | None = None, *, timeout: float | None = _DEFAULT
+    ) -> dict[str, Any]:
+        """Send the user to ``url`` (URL-mode ``elicitation/create``, 2025-11-25; for anything secret,
+        e.g. credentials or payments); returns the ElicitResult. ``elicitation_id`` defaults to a new
+        UUID; announce the out-of-band completion with ``ctx.session.notify_elicitation_complete``."""
+        revision = self.revision
+        if not revision.has_url_elicitation:
+            raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
+        declared = self._client_capability("elicitation", "elicitation/create")
+        if "url" not in declared:
+            raise CapabilityError(
+                "the client did not declare URL-mode elicitation ('elicitation.url')",
+                {"requiredCapabilities": {"elicitation": {"url": {}}}},
+            )
+        params = {
+            "mode": "url",
+            "message": message,
+            "url": url,
+            "elicitationId": elicitation_id or str(uuid.uuid4()),
+        }
+        return _elicit_result(await self._ask("elicitation/create", params, timeout))
+
+    async def list_roots(self, *, timeout: float | None = _DEFAULT) -> list[dict[str, Any]]:
+        """The client's roots (``roots/list``): ``[{"uri": "file://...", "name"?: ...}]``."""
+        self._client_capability("roots", "roots/list")
+        result = await self._ask("roots/list", None, timeout)
+        roots = result.get("roots")
+        if not isinstance(roots, list) or not all(isinstance(r, dict) and "uri" in r for r in roots):
+            raise ClientError("the client's roots/list result has no valid 'roots' list", code=INTERNAL_ERROR)
+        return roots
+
+    # -- the outbox -------------------------------------------------------------------------------
+    def _queue(self, method: str, params: Any) -> bool:
+        with _OUTBOX_LOCK:
+            if self._closed:
+                logger.debug("%s after the %s request finished: dropped", method, self.method)
+                return False
+            if self._outbox is None:
+                self._outbox = deque()
+            self._outbox.append((method, params))
+            return True
+
+    async def _send(self, method: str, params: Any) -> None:
+        if self._queue(method, params):
+            await self._flush()
+
+    async def _flush(self) -> None:
+        """Send what is queued, in order (one drainer at a time; also waits for a send under way)."""
+        lock = self._send_lock
+        if not self._outbox and (lock is None or not lock.locked()):
+            return
+        if self._send_lock is None:
+            self._send_lock = anyio.Lock()
+        async with self._send_lock:
+            while True:
+                with _OUTBOX_LOCK:
+                    if not self._outbox:
+                        return
+                    method, params = self._outbox.popleft()
+                if self._rc.cancelled:
+                    continue  # a cancelled request says nothing more
+                try:
+                    await self._rc.notify(method, params)
+                except Exception as exc:
+                    logger.warning("could not send %s for the %s request: %s", method, self.method, exc)
+
+    def _schedule_flush(self) -> None:
+        """On the loop, outside a coroutine's await: drain in a task of its own (asyncio); otherwise
+        the next send, or the end of the request, drains it."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._flushers is None:
+            self._flushers = set()
+        task = loop.create_task(self._flush())
+        self._flushers.add(task)
+        task.add_done_callback(self._flushers.discard)
+
+    def _flush_from_thread(self) -> None:
+        """From a worker thread: have the loop drain the outbox, and wait for it (keeps the order)."""
+        try:
+            try:
+                anyio.from_thread.run(self._flush)
+            except RuntimeError:  # not an anyio worker thread: reach the loop through its token
+                token = self.session.loop_token
+                if token is not None:
+                    anyio.from_thread.run(self._flush, token=token)
+                # else: it stays queued until the next send or the end of the request
+        except BaseException as exc:  # a logging call never raises into the handler
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            logger.debug("could not send a log record from a thread: %r", exc)
+
+    async def _finish(self) -> None:
+        """The handler is done: send what is queued, then close (later messages are dropped)."""
+        while True:
+            lock = self._send_lock
+            if self._outbox or (lock is not None and lock.locked()):
+                await self._flush()
+            with _OUTBOX_LOCK:
+                if not self._outbox:
+                    self._closed = True
+                    return
+
+    def _abandon(self) -> None:
+        """The request was cancelled: drop what is queued and close."""
+        with _OUTBOX_LOCK:
+            self._closed = True
+            self._outbox = None
+
+
+def _sampling_message(item: str | dict[str, Any], revision: Revision) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, dict) and "role" in item and "content" in item:
+        content = item["content"]
+        if isinstance(content, dict):
+            fitted = for_revision(content, revision)
+            return item if fitted is content else {**item, "content": fitted}
+        if isinstance(content, list):
+            blocks = fit_all(content, revision)
+            return item if blocks is content else {**item, "content": blocks}
+        return item
+    if is_content_block(item):
+        assert isinstance(item, dict)
+        return {"role": "user", "content": for_revision(item, revision)}
+    raise TypeError(f"a sampling message is a str, a content block or {{'role', 'content'}}, not {item!r}")
+
+
+def _elicit_result(result: dict[str, Any]) -> dict[str, Any]:
+    action = result.get("action")
+    if action not in _ACTIONS:
+        raise ClientError(
+            f"the client's elicitation result has action {action!r}, not accept/decline/cancel",
+            code=INTERNAL_ERROR,
+        )
+    return result

@@ -12,6 +12,7 @@ import functools
 import inspect
 import logging
 import re
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -19,15 +20,17 @@ from typing import Any, Generic, TypeVar
 import anyio.to_thread
 import orjson
 
-from ..errors import RegistrationError
+from ..content import fit_all, fit_annotations, for_revision, is_content_block
+from ..errors import CapabilityError, ClientError, RegistrationError
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
 from .context import Context
-from .introspect import FunctionSpec, describe_function
+from .introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
 from .schema import CompiledSchema, SchemaDefinitionError
 from .uritemplate import UriTemplate
 
 __all__ = [
+    "Completer",
     "Prompt",
     "Registry",
     "Resource",
@@ -39,8 +42,9 @@ __all__ = [
 
 logger = logging.getLogger("jsonrpc_mcp.server")
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")  # the 2025-11-25 tool-name rules
 _MISSING: Any = object()
+MAX_COMPLETION_VALUES = 100
 
 
 @dataclass(slots=True)
@@ -143,10 +147,6 @@ class Tool:
         what = f"tool {name!r}"
         if not isinstance(name, str) or not name:
             raise RegistrationError("a tool needs a non-empty string name")
-        if not _TOOL_NAME.match(name):
-            logger.warning(
-                "%s: the name does not follow the 2025-11-25 rules (1-128 of A-Z a-z 0-9 _ - .)", what
-            )
         spec = _describe(fn, what)
         schema = input_schema if input_schema is not None else spec.input_schema
         try:
@@ -186,7 +186,7 @@ class Tool:
     def to_result(self, value: Any, revision: Revision) -> dict[str, Any]:
         """Turn what the handler returned into a ``CallToolResult``."""
         if isinstance(value, ToolResult):
-            result: dict[str, Any] = {"content": value.content}
+            result: dict[str, Any] = {"content": fit_all(value.content, revision)}
             structured = value.structured_content
             if value.is_error:
                 result["isError"] = True
@@ -198,6 +198,15 @@ class Tool:
                 content: list[dict[str, Any]] = []
             elif isinstance(value, str):
                 content = [{"type": "text", "text": value}]
+            elif self.output_schema is None and is_content_block(value):
+                content = [for_revision(value, revision)]
+            elif (
+                self.output_schema is None
+                and type(value) is list
+                and value
+                and all(is_content_block(v) for v in value)
+            ):
+                content = fit_all(value, revision)
             else:
                 content = [{"type": "text", "text": orjson.dumps(value).decode()}]
             result = {"content": content}
@@ -264,7 +273,7 @@ class Resource:
         if self.size is not None:
             out["size"] = self.size
         if self.annotations:
-            out["annotations"] = self.annotations
+            out["annotations"] = fit_annotations(self.annotations, revision)
         return out
 
     async def read(self, uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
@@ -322,6 +331,9 @@ async def _run(handler: _Handler, arguments: dict[str, Any], ctx: Context, what:
     """Call a resource or prompt handler; its failure is an internal error, logged with its traceback."""
     try:
         return await handler(arguments, ctx)
+    except (CapabilityError, ClientError) as exc:  # the client could not help: our failure to report
+        logger.warning("%s: %s", what, exc.message)
+        raise InternalError(f"Internal error: the handler of {what} failed: {exc.message}") from None
     except JsonRpcError:
         raise  # the handler chose its wire error (e.g. ResourceNotFound, InvalidParams)
     except Exception as exc:
@@ -398,22 +410,121 @@ class Prompt:
 
     async def render(self, arguments: dict[str, str], ctx: Context) -> dict[str, Any]:
         value = await _run(self.handler, arguments, ctx, f"prompt {self.name!r}")
+        revision = ctx.revision
         if isinstance(value, dict) and "messages" in value:
             result = dict(value)
+            messages = result["messages"]
+            if isinstance(messages, list):
+                result["messages"] = [_message(item, revision) for item in messages]
         else:
             items = value if isinstance(value, list) else [value]
-            result = {"messages": [_message(item) for item in items]}
+            result = {"messages": [_message(item, revision) for item in items]}
         if self.description and "description" not in result:
             result["description"] = self.description
         return result
 
 
-def _message(item: Any) -> dict[str, Any]:
+def _message(item: Any, revision: Revision) -> dict[str, Any]:
+    """A prompt message: a str or a content block (user messages), or ``{"role", "content"}``."""
     if isinstance(item, str):
         return {"role": "user", "content": {"type": "text", "text": item}}
     if isinstance(item, dict) and "role" in item and "content" in item:
+        content = item["content"]
+        if type(content) is dict:
+            fitted = for_revision(content, revision)
+            if fitted is not content:
+                return {**item, "content": fitted}
         return item
+    if is_content_block(item):
+        return {"role": "user", "content": for_revision(item, revision)}
     raise InternalError("Internal error: a prompt returned something that is not a message")
+
+
+class Completer:
+    """A completion handler: ``fn(value, context)`` -> a list of values, or ``{"values", "total"?,
+    "hasMore"?}``. It may take fewer parameters (``fn(value)``), and a Context parameter."""
+
+    __slots__ = ("context_param", "fn", "is_async", "names", "what")
+
+    def __init__(self, fn: Callable[..., Any], what: str) -> None:
+        if not callable(fn):
+            raise RegistrationError(f"{what}: the handler must be callable, got {fn!r}")
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError) as exc:
+            raise RegistrationError(f"{what}: cannot read the handler's signature: {exc}") from None
+        try:
+            hints = typing.get_type_hints(_annotated_callable(fn))
+        except Exception:
+            hints = {}
+        names: list[str] = []
+        context_param = None
+        for name, param in signature.parameters.items():
+            if _context_annotation(hints.get(name), Context):
+                context_param = name
+            elif param.kind is inspect.Parameter.POSITIONAL_ONLY:
+                raise RegistrationError(f"{what}: parameter {name!r} must be passable by keyword")
+            elif param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+                if len(names) == 2 and param.default is inspect.Parameter.empty:
+                    raise RegistrationError(
+                        f"{what}: the handler takes (value, context); {name!r} has no default"
+                    )
+                names.append(name)
+        self.fn = fn
+        self.what = what
+        self.names = names[:2]
+        self.context_param = context_param
+        call = None if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+    async def __call__(self, value: str, context: dict[str, str], ctx: Context) -> dict[str, Any]:
+        kwargs: dict[str, Any] = dict(zip(self.names, (value, context)[: len(self.names)], strict=True))
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        try:
+            if self.is_async:
+                result = await self.fn(**kwargs)
+            else:
+                result = await anyio.to_thread.run_sync(
+                    functools.partial(self.fn, **kwargs), abandon_on_cancel=True
+                )
+        except (CapabilityError, ClientError) as exc:
+            raise InternalError(f"Internal error: {self.what} failed: {exc.message}") from None
+        except JsonRpcError:
+            raise
+        except Exception as exc:
+            logger.exception("%s: the handler raised", self.what)
+            raise InternalError(f"Internal error: {self.what} failed: {type(exc).__name__}: {exc}") from None
+        return completion_values(result, self.what)
+
+
+def completion_values(result: Any, what: str) -> dict[str, Any]:
+    """A completion handler's answer as a ``completion`` object: at most 100 values (more are cut,
+    with ``total`` and ``hasMore: true``)."""
+    total: Any = None
+    has_more: Any = None
+    if isinstance(result, dict):
+        values = result.get("values", [])
+        total = result.get("total")
+        has_more = result.get("hasMore")
+    else:
+        values = result
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+        values = list(values) if isinstance(values, Iterator) else None
+    if values is None or not all(isinstance(v, str) for v in values):
+        logger.error("%s returned %r, not a list of strings", what, result)
+        raise InternalError(f"Internal error: {what} did not return a list of strings")
+    values = list(values)
+    if len(values) > MAX_COMPLETION_VALUES:
+        total = total if isinstance(total, int) and total >= len(values) else len(values)
+        values = values[:MAX_COMPLETION_VALUES]
+        has_more = True
+    out: dict[str, Any] = {"values": values}
+    if isinstance(total, int) and not isinstance(total, bool):
+        out["total"] = total
+    if isinstance(has_more, bool):
+        out["hasMore"] = has_more
+    return out
 
 
 T = TypeVar("T")

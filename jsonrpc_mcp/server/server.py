@@ -13,15 +13,23 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ..errors import ResourceNotFound, ToolError
+from ..errors import (
+    CapabilityError,
+    ClientError,
+    RegistrationError,
+    ResourceNotFound,
+    ToolError,
+    UrlElicitationRequired,
+)
 from ..jsonrpc.endpoint import CancelSpec, Endpoint
-from ..jsonrpc.errors import InternalError, JsonRpcError
+from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import HANDSHAKE_REVISIONS, Revision
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
+from .clientlog import LEVELS
 from .context import Context
-from .registry import Prompt, Registry, Resource, ResourceTemplate, Tool
-from .session import ServerSession
+from .registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
+from .session import ServerSession, State
 
 __all__ = ["Server"]
 
@@ -36,7 +44,17 @@ class Server:
     """An MCP server. Register tools, resources and prompts, then serve it over any transport.
 
     ``page_size`` bounds every list result (clients follow ``nextCursor``); ``request_timeout`` bounds
-    requests the server sends to the client.
+    requests the server sends to the client (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``...).
+
+    Logging: ``logging_enabled`` advertises the ``logging`` capability (``True``), hides it and
+    silences ``ctx.log``/``ctx.logger`` (``False``), or, when ``None`` (the default), advertises it
+    when any registered handler takes a :class:`Context`. Until a client sends
+    ``logging/setLevel``, messages of ``default_log_level`` ("debug": all) and above are sent.
+
+    Tool names are checked at registration against the 2025-11-25 rules (1-128 characters of
+    ``A-Z a-z 0-9 _ - .``; a SHOULD) when the server speaks a revision that has them: a name that
+    breaks them is logged as a warning, or refused with ``RegistrationError`` if
+    ``strict_tool_names``.
     """
 
     def __init__(
@@ -52,9 +70,14 @@ class Server:
         page_size: int = 1000,
         request_timeout: float | None = 60.0,
         revisions: tuple[Revision, ...] = HANDSHAKE_REVISIONS,
+        logging_enabled: bool | None = None,
+        default_log_level: str = "debug",
+        strict_tool_names: bool = False,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
+        if default_log_level not in LEVELS:
+            raise ValueError(f"default_log_level must be one of {', '.join(LEVELS)}")
         self.name = name
         self.version = version
         self.title = title
@@ -69,6 +92,10 @@ class Server:
         self.resources: Registry[Resource] = Registry("resource", self._changed)
         self.templates: Registry[ResourceTemplate] = Registry("resource template", self._changed)
         self.prompts: Registry[Prompt] = Registry("prompt", self._changed)
+        self.completers: dict[tuple[str, str, str], Completer] = {}
+        self.logging_enabled = logging_enabled
+        self.default_log_level = default_log_level
+        self.strict_tool_names = strict_tool_names
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._wire_cache: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
 
@@ -90,8 +117,18 @@ class Server:
         """Register a tool. Without ``input_schema`` the schema is built from ``fn``'s signature.
 
         ``fn`` receives the validated arguments as keyword arguments (and the :class:`Context` in a
-        parameter annotated with it). Raises :class:`RegistrationError` for an invalid schema.
+        parameter annotated with it). Raises :class:`RegistrationError` for an invalid schema (and,
+        with ``strict_tool_names``, for a name breaking the tool-name rules).
         """
+        ruled = [r for r in self.revisions if r.tool_name_rules]
+        if ruled and isinstance(name, str) and not TOOL_NAME.match(name):
+            problem = (
+                f"tool name {name!r} breaks the tool-name rules of protocol revision {ruled[0].version}: "
+                "1-128 characters of A-Z a-z 0-9 _ - . (no spaces or commas)"
+            )
+            if self.strict_tool_names:
+                raise RegistrationError(problem)
+            logger.warning("%s", problem)
         tool = Tool(
             name,
             fn,
@@ -192,17 +229,82 @@ class Server:
     def remove_prompt(self, name: str) -> bool:
         return self.prompts.remove(name)
 
+    def add_completion(
+        self,
+        fn: Callable[..., Any],
+        *,
+        argument: str,
+        prompt: str | None = None,
+        resource: str | None = None,
+        replace: bool = False,
+    ) -> Completer:
+        """Register completions (``completion/complete``) for a prompt's argument or a resource
+        template's variable (``resource`` is the template, e.g. ``"file:///{path}"``).
+
+        ``fn(value, context)`` gets the partial value and the other arguments already filled
+        (``context.arguments``; empty before 2025-06-18) and returns the candidate values, or
+        ``{"values": [...], "total": N, "hasMore": bool}``; more than 100 values are cut to 100.
+        """
+        if (prompt is None) == (resource is None):
+            raise RegistrationError("a completion is for a prompt or for a resource template: give one")
+        if not isinstance(argument, str) or not argument:
+            raise RegistrationError("a completion needs the argument's name")
+        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", resource, argument)
+        what = f"completion of {argument!r} for {'prompt' if prompt is not None else 'resource'} {key[1]!r}"
+        if key in self.completers and not replace:
+            raise RegistrationError(f"a {what} is already registered")
+        completer = Completer(fn, what)
+        self.completers[key] = completer  # type: ignore[index]
+        return completer
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
+        """Decorator form of :meth:`add_completion`::
+
+        @server.completion(prompt="greet", argument="name")
+        def names(value: str, context: dict[str, str]) -> list[str]: ...
+        """
+
+        def register(fn: F) -> F:
+            self.add_completion(fn, argument=argument, prompt=prompt, resource=resource)
+            return fn
+
+        return register
+
+    @property
+    def has_completions(self) -> bool:
+        return bool(self.completers)
+
     # -- what the sessions ask ------------------------------------------------------------------------
     def capabilities(self, revision: Revision) -> dict[str, Any]:
         """Server capabilities, derived from what is registered."""
         caps: dict[str, Any] = {}
+        if self.uses_logging():
+            caps["logging"] = {}
+        if self.completers and revision.has_completions_capability:
+            caps["completions"] = {}
         if len(self.tools):
             caps["tools"] = {"listChanged": True}
         if len(self.resources) or len(self.templates):
-            caps["resources"] = {"listChanged": True}
+            caps["resources"] = {"subscribe": True, "listChanged": True}
         if len(self.prompts):
             caps["prompts"] = {"listChanged": True}
         return caps
+
+    def uses_logging(self) -> bool:
+        """Whether the ``logging`` capability is advertised (see ``logging_enabled``)."""
+        if self.logging_enabled is not None:
+            return self.logging_enabled
+        handlers: list[Any] = [
+            *(t.handler for t in self.tools),
+            *(r.handler for r in self.resources),
+            *(r.handler for r in self.templates),
+            *(p.handler for p in self.prompts),
+        ]
+        return any(h.context_param is not None for h in handlers) or any(
+            c.context_param is not None for c in self.completers.values()
+        )
 
     def server_info(self, revision: Revision) -> dict[str, Any]:
         info: dict[str, Any] = {"name": self.name, "version": self.version}
@@ -240,6 +342,16 @@ class Server:
             value = await tool.handler(arguments, ctx)
         except ToolError as exc:
             return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        except UrlElicitationRequired as exc:
+            if revision.has_url_elicitation:
+                raise
+            text = f"Tool {tool.name!r} needs the user to visit a URL; this protocol revision cannot ask"
+            logger.warning("%s: %s", text, exc.message)
+            return {"content": [{"type": "text", "text": text}], "isError": True}
+        except (CapabilityError, ClientError) as exc:  # the client cannot or did not help
+            logger.info("tool %r: %s", tool.name, exc.message)
+            text = f"Tool {tool.name!r} failed: {exc.message}"
+            return {"content": [{"type": "text", "text": text}], "isError": True}
         except JsonRpcError:
             raise
         except Exception as exc:
@@ -263,6 +375,70 @@ class Server:
             if variables is not None:
                 return await template.read(uri, variables, ctx)
         raise ResourceNotFound(uri)
+
+    async def complete(self, params: dict[str, Any], ctx: Context, revision: Revision) -> dict[str, Any]:
+        """Serve ``completion/complete``: -32602 for an unknown prompt, template or argument; no
+        completer registered for a known argument answers with no values."""
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+            raise InvalidParams("Invalid params: completion/complete needs 'argument': {name, value}")
+        name: str = argument["name"]
+        value = argument.get("value", "")
+        if not isinstance(value, str):
+            raise InvalidParams("Invalid params: the argument's 'value' must be a string")
+        context: dict[str, str] = {}
+        raw_context = params.get("context")
+        if revision.has_completion_context and raw_context is not None:
+            given = raw_context.get("arguments") if isinstance(raw_context, dict) else None
+            if given is not None and (
+                not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values())
+            ):
+                raise InvalidParams("Invalid params: 'context.arguments' must map names to strings")
+            context = dict(given or {})
+        kind = ref.get("type") if isinstance(ref, dict) else None
+        if kind == "ref/prompt" and isinstance(ref, dict) and isinstance(ref.get("name"), str):
+            target: str = ref["name"]
+            prompt = self.prompts.get(target)
+            if prompt is None:
+                raise InvalidParams(f"Invalid params: unknown prompt {target!r}", {"name": target})
+            if name not in {a.get("name") for a in prompt.arguments}:
+                raise InvalidParams(f"Invalid params: prompt {target!r} has no argument {name!r}")
+        elif kind == "ref/resource" and isinstance(ref, dict) and isinstance(ref.get("uri"), str):
+            target = ref["uri"]
+            template = self.templates.get(target)
+            if template is None:
+                if target in self.resources:
+                    raise InvalidParams(f"Invalid params: resource {target!r} is not a template")
+                raise InvalidParams(f"Invalid params: unknown resource template {target!r}", {"uri": target})
+            if name not in template.template.variables:
+                raise InvalidParams(f"Invalid params: resource template {target!r} has no variable {name!r}")
+        else:
+            raise InvalidParams(
+                "Invalid params: 'ref' must be {type: 'ref/prompt', name} or {type: 'ref/resource', uri}"
+            )
+        completer = self.completers.get((kind, target, name))
+        if completer is None:
+            return {"completion": {"values": []}}
+        return {"completion": await completer(value, context, ctx)}
+
+    async def notify_resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to every session subscribed to ``uri`` (or to a
+        URI it is below, e.g. ``file:///dir`` for ``file:///dir/a``); returns how many were told.
+
+        Call it on the event loop; from a worker thread, ``anyio.from_thread.run(...)`` it.
+        """
+        told = 0
+        for session in list(self._sessions):
+            if session.state is not State.READY or not session.is_subscribed(uri):
+                continue
+            try:
+                await session.notify("notifications/resources/updated", {"uri": uri})
+            except Exception as exc:
+                logger.debug("could not tell a session that %s changed: %s", uri, exc)
+            else:
+                told += 1
+        return told
 
     def _changed(self, kind: str) -> None:
         for session in list(self._sessions):

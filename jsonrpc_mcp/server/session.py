@@ -10,7 +10,13 @@ Lifecycle (handshake revisions) is a table from state to the requests allowed in
     INITIALIZING: everything but initialize (clients may race their first request with "initialized")
     READY:        everything but initialize
 
-Anything else is answered with an error; nothing a client sends can crash the session.
+Anything else is answered with an error; nothing a client sends can crash the session. A method
+of a feature the server did not advertise (``_NEEDS``) is -32601.
+
+Per session: the client's logging level (``logging/setLevel``; until the client sets one, every
+level is sent, or ``Server.default_log_level`` and up), and the URIs it subscribed to
+(``resources/subscribe``). Handlers get a :class:`Context` whose messages are all sent before the
+request's answer (see :mod:`jsonrpc_mcp.server.context`).
 """
 
 from __future__ import annotations
@@ -20,17 +26,18 @@ import enum
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from ..errors import ResourceNotFound
+from ..errors import CapabilityError, ResourceNotFound
 from ..jsonrpc.endpoint import Outbound, RequestContext
 from ..jsonrpc.errors import InvalidParams, InvalidRequest, JsonRpcError, MethodNotFound
 from ..jsonrpc.messages import Notification, Request
 from ..revisions import Revision, negotiate
+from .clientlog import LEVELS, level_index
 from .context import Context
 
 if TYPE_CHECKING:
@@ -48,6 +55,7 @@ class State(enum.Enum):
 
 
 Handler = Callable[["ServerSession", dict[str, Any], RequestContext], Awaitable[Any]]
+T = TypeVar("T")
 
 # registry kind (Registry.kind, what Server._changed reports) -> (capability, notification)
 _LIST_CHANGED = {
@@ -109,6 +117,8 @@ class ServerSession:
         self._wake = anyio.Event()
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._thread = threading.get_ident()
+        self.log_threshold = level_index(server.default_log_level)
+        self.subscriptions: set[str] = set()
 
     # -- JSON-RPC dispatcher protocol -------------------------------------------------------------
     @property
@@ -136,9 +146,20 @@ class ServerSession:
         if handler is None:
             raise MethodNotFound(f"Method not found: {method}")
         capability = _NEEDS.get(method)
-        if capability is not None and capability not in self.capabilities:
+        if capability is not None and not self.has_feature(capability):
             raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
         return await handler(self, _params(request), context)
+
+    def has_feature(self, capability: str) -> bool:
+        """Whether the session serves a feature: a capability key, or ``resources.subscribe``."""
+        caps = self.capabilities
+        if capability == "resources.subscribe":
+            resources = caps.get("resources")
+            return isinstance(resources, dict) and bool(resources.get("subscribe"))
+        revision = self.revision
+        if capability == "completions" and revision is not None and not revision.has_completions_capability:
+            return self.server.has_completions  # 2024-11-05: the method exists without a capability
+        return capability in caps
 
     async def handle_notification(self, notification: Notification) -> None:
         method = notification.method
@@ -151,8 +172,29 @@ class ServerSession:
                 logger.debug("'notifications/initialized' in state %s ignored", self.state.value)
         elif method == "notifications/cancelled":
             pass  # the endpoint already cancelled the request
+        elif method == "notifications/roots/list_changed":
+            logger.debug("the client's roots changed (ask again with ctx.list_roots())")
         else:
             logger.debug("notification %r ignored", method)
+
+    # -- logging and subscriptions ----------------------------------------------------------------
+    @property
+    def loop_token(self) -> anyio.lowlevel.EventLoopToken | None:
+        """The event loop serving this session (known once it runs), for threads without one."""
+        return self._token
+
+    def wants_log(self, rank: int) -> bool:
+        """Whether a message of this level (index in LEVELS) goes to the client."""
+        return rank >= self.log_threshold and "logging" in self.capabilities
+
+    def is_subscribed(self, uri: str) -> bool:
+        """Whether ``uri`` is, or is below (``uri`` starts with it and a "/"), a subscribed URI."""
+        subscriptions = self.subscriptions
+        if not subscriptions:
+            return False
+        if uri in subscriptions:
+            return True
+        return any(uri.startswith(s if s.endswith("/") else s + "/") for s in subscriptions)
 
     # -- server -> client -------------------------------------------------------------------------
     async def notify(self, method: str, params: Any = None) -> None:
@@ -165,6 +207,13 @@ class ServerSession:
         if self.outbound is None:
             raise RuntimeError("the session is not connected")
         await self.outbound.request("ping", None, timeout=timeout)
+
+    async def notify_elicitation_complete(self, elicitation_id: str) -> None:
+        """Tell the client a URL-mode elicitation finished (``notifications/elicitation/complete``)."""
+        revision = self._rev()
+        if not revision.has_url_elicitation:
+            raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
+        await self.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
     def list_changed(self, kind: str) -> None:
         """A registry changed (from any thread): schedule the matching list_changed notification."""
@@ -264,6 +313,24 @@ async def _tools_list(session: ServerSession, params: dict[str, Any], rc: Reques
     return session._page("tools", params, "tools")
 
 
+async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[Context], Awaitable[T]]) -> T:
+    """Run a handler with its Context: what it queued is sent before the answer, nothing after it."""
+    ctx = Context(session, rc)
+    try:
+        result = await run(ctx)
+    except BaseException as exc:
+        if rc.cancelled or isinstance(exc, anyio.get_cancelled_exc_class()):
+            ctx._abandon()
+        else:
+            try:
+                await ctx._finish()
+            except Exception:
+                logger.debug("could not flush the %s request's messages", rc.method, exc_info=True)
+        raise
+    await ctx._finish()
+    return result
+
+
 async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
     name = _required_string(params, "name", "tools/call")
     tool = session.server.tools.get(name)
@@ -281,7 +348,8 @@ async def _tools_call(session: ServerSession, params: dict[str, Any], rc: Reques
         if revision.input_errors_as_tool_results:
             return {"content": [{"type": "text", "text": message}], "isError": True}
         raise InvalidParams(message, {"errors": errors})
-    return await session.server.call_tool(tool, arguments, Context(session, rc), revision)
+    server = session.server
+    return await in_context(session, rc, lambda ctx: server.call_tool(tool, arguments, ctx, revision))
 
 
 async def _resources_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
@@ -294,8 +362,9 @@ async def _templates_list(session: ServerSession, params: dict[str, Any], rc: Re
 
 async def _resources_read(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
     uri = _required_string(params, "uri", "resources/read")
+    server = session.server
     try:
-        contents = await session.server.read_resource(uri, Context(session, rc))
+        contents = await in_context(session, rc, lambda ctx: server.read_resource(uri, ctx))
     except ResourceNotFound as exc:
         raise JsonRpcError(exc.message, exc.data, code=session._rev().resource_not_found_code) from None
     return {"contents": contents}
@@ -311,7 +380,36 @@ async def _prompts_get(session: ServerSession, params: dict[str, Any], rc: Reque
     if prompt is None:
         raise InvalidParams(f"Invalid params: unknown prompt {name!r}", {"name": name})
     arguments = prompt.check_arguments(params.get("arguments"))
-    return await prompt.render(arguments, Context(session, rc))
+    return await in_context(session, rc, lambda ctx: prompt.render(arguments, ctx))
+
+
+async def _set_level(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    level = params.get("level")
+    if not isinstance(level, str) or level not in LEVELS:
+        raise InvalidParams(
+            f"Invalid params: unknown logging level {level!r}; use one of {', '.join(LEVELS)}",
+            {"level": level},
+        )
+    session.log_threshold = level_index(level)
+    return {}
+
+
+async def _subscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    uri = _required_string(params, "uri", "resources/subscribe")
+    session.subscriptions.add(uri)
+    return {}
+
+
+async def _unsubscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    uri = _required_string(params, "uri", "resources/unsubscribe")
+    session.subscriptions.discard(uri)
+    return {}
+
+
+async def _complete(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    server = session.server
+    revision = session._rev()
+    return await in_context(session, rc, lambda ctx: server.complete(params, ctx, revision))
 
 
 _METHODS: dict[str, Handler] = {
@@ -324,6 +422,10 @@ _METHODS: dict[str, Handler] = {
     "resources/read": _resources_read,
     "prompts/list": _prompts_list,
     "prompts/get": _prompts_get,
+    "logging/setLevel": _set_level,
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
+    "completion/complete": _complete,
 }
 
 _NEEDS: dict[str, str] = {
@@ -334,4 +436,8 @@ _NEEDS: dict[str, str] = {
     "resources/read": "resources",
     "prompts/list": "prompts",
     "prompts/get": "prompts",
+    "logging/setLevel": "logging",
+    "resources/subscribe": "resources.subscribe",
+    "resources/unsubscribe": "resources.subscribe",
+    "completion/complete": "completions",
 }

@@ -65,8 +65,9 @@ async def test_capabilities_are_derived_from_what_is_registered(full_server: Ser
     async with connect(full_server) as client:
         caps = client.server_capabilities
     assert caps == {
+        "logging": {},  # ping_client takes a Context
         "tools": {"listChanged": True},
-        "resources": {"listChanged": True},
+        "resources": {"subscribe": True, "listChanged": True},
         "prompts": {"listChanged": True},
     }
 
@@ -75,7 +76,7 @@ async def test_a_server_with_only_a_template_advertises_resources() -> None:
     server = Server("t")
     server.add_resource("x://{id}", lambda id: id)
     async with connect(server) as client:
-        assert client.server_capabilities == {"resources": {"listChanged": True}}
+        assert client.server_capabilities == {"resources": {"subscribe": True, "listChanged": True}}
 
 
 async def test_a_server_with_nothing_registered_advertises_no_capabilities() -> None:

@@ -1,0 +1,439 @@
+"""``everything``: a reference server with the fixture names MCP conformance suites expect.
+
+Every tool, resource, prompt and utility that the official conformance suite
+(npm ``@modelcontextprotocol/conformance``, its server scenarios) calls is here, under the name
+and with the behaviour that suite checks. Serve it with::
+
+    jsonrpc-mcp serve examples/everything/server.py                     # stdio
+    jsonrpc-mcp serve examples/everything/server.py --http --port 8000  # http://127.0.0.1:8000/mcp
+
+``make conformance-official`` runs the official suite against it over HTTP. The README beside this
+file lists the fixtures and what each one does.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import wave
+import zlib
+from typing import Annotated, Any
+
+import anyio
+
+from jsonrpc_mcp import Arg, Context, Server, ToolError, content
+
+__all__ = [
+    "ELICITATION_SCHEMA",
+    "ENUMS_SCHEMA",
+    "DEFAULTS_SCHEMA",
+    "JSON_SCHEMA_2020_12",
+    "TEST_AUDIO",
+    "TEST_IMAGE",
+    "WATCHED_URI",
+    "create_server",
+    "server",
+]
+
+NAME = "jsonrpc-mcp-everything"
+VERSION = "1.0.0"
+STEP_DELAY = 0.05  # seconds between the log messages and progress steps (the suite asks for ~50 ms)
+WATCHED_URI = "test://watched-resource"
+
+
+# -- media, made here rather than pasted as base64 ------------------------------------------------
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _red_pixel_png() -> bytes:
+    """A 1x1 opaque red PNG (8-bit RGB)."""
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")  # filter byte 0, then R G B
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", pixels)
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def _silence_wav(frames: int = 8) -> bytes:
+    """A few frames of 8 kHz, 16-bit mono silence."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\x00\x00" * frames)
+    return buffer.getvalue()
+
+
+TEST_IMAGE = _red_pixel_png()
+TEST_AUDIO = _silence_wav()
+
+
+# -- schemas the elicitation and JSON Schema fixtures send -----------------------------------------
+ELICITATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+# SEP-1034: a default for every primitive type
+DEFAULTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+    "required": [],
+}
+
+# SEP-1330: the five enum shapes
+ENUMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {
+            "type": "string",
+            "description": "Select one option",
+            "enum": ["option1", "option2", "option3"],
+        },
+        "titledSingle": {
+            "type": "string",
+            "description": "Select one option with titles",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "description": "Select one option (legacy)",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array",
+            "description": "Select multiple options",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "description": "Select multiple options with titles",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
+    },
+    "required": [],
+}
+
+# SEP-1613: listed exactly as written ($schema, $defs and additionalProperties kept)
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+
+# what completion/complete offers for test_prompt_with_arguments and the template's {id}
+ARG1_CHOICES = ("paris", "park", "party", "test", "testing")
+ID_CHOICES = ("1", "2", "3", "123")
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _elicit_summary(result: dict[str, Any]) -> str:
+    return f"action={result.get('action')}, content={_compact(result.get('content') or {})}"
+
+
+def _sampled_text(result: dict[str, Any]) -> str:
+    """The text of a CreateMessageResult (content is one block, or a list of them from 2025-11-25)."""
+    blocks = result.get("content")
+    if isinstance(blocks, dict):
+        blocks = [blocks]
+    texts = [b.get("text", "") for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text"]
+    return "".join(texts) or "No response"
+
+
+def create_server() -> Server:
+    """A fresh server with every fixture registered (tests get one each)."""
+    server = Server(
+        NAME, VERSION, title="jsonrpc-mcp everything (conformance fixtures)", logging_enabled=True
+    )
+
+    # -- tools: content ---------------------------------------------------------------------------
+    @server.tool()
+    def test_simple_text() -> str:
+        """Tests simple text content response."""
+        return "This is a simple text response for testing."
+
+    @server.tool()
+    def test_image_content() -> dict[str, Any]:
+        """Tests image content response (a 1x1 red PNG)."""
+        return content.image(TEST_IMAGE, mime_type="image/png")
+
+    @server.tool()
+    def test_audio_content() -> dict[str, Any]:
+        """Tests audio content response (a short silent WAV)."""
+        return content.audio(TEST_AUDIO, mime_type="audio/wav")
+
+    @server.tool()
+    def test_embedded_resource() -> dict[str, Any]:
+        """Tests embedded resource content response."""
+        return content.embedded_resource(
+            "test://embedded-resource", text="This is an embedded resource content.", mime_type="text/plain"
+        )
+
+    @server.tool()
+    def test_multiple_content_types() -> list[dict[str, Any]]:
+        """Tests response with multiple content types (text, image, resource)."""
+        return [
+            content.text("Multiple content types test:"),
+            content.image(TEST_IMAGE, mime_type="image/png"),
+            content.embedded_resource(
+                "test://mixed-content-resource",
+                text=_compact({"test": "data", "value": 123}),
+                mime_type="application/json",
+            ),
+        ]
+
+    # -- tools: utilities -------------------------------------------------------------------------
+    @server.tool()
+    async def test_tool_with_logging(ctx: Context) -> str:
+        """Tests tool that emits log messages during execution."""
+        await ctx.log("info", "Tool execution started")
+        await anyio.sleep(STEP_DELAY)
+        await ctx.log("info", "Tool processing data")
+        await anyio.sleep(STEP_DELAY)
+        await ctx.log("info", "Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @server.tool()
+    async def test_tool_with_progress(ctx: Context) -> str:
+        """Tests tool that reports progress notifications (0, 50, 100 of 100)."""
+        for step in (0, 50, 100):
+            if step:
+                await anyio.sleep(STEP_DELAY)
+            await ctx.report_progress(step, total=100, message=f"Completed step {step} of 100")
+        token = ctx.meta.get("progressToken")
+        return f"Tool with progress executed successfully (progress token: {token})"
+
+    @server.tool()
+    def test_error_handling() -> str:
+        """Tests error response handling: always fails with isError set."""
+        raise ToolError("This tool intentionally returns an error for testing")
+
+    @server.tool()
+    async def test_reconnection(ctx: Context) -> str:
+        """Tests SSE stream disconnection and client reconnection (SEP-1699).
+
+        Over HTTP the server closes the request's SSE stream mid-call; the client reconnects with
+        Last-Event-ID and receives the result on the resumed stream.
+        """
+        # Context.close_sse_stream (SEP-1699 polling) ends the POST's SSE response but not its stream;
+        # used when the framework offers it (it does nothing off HTTP)
+        close = getattr(ctx, "close_sse_stream", None)
+        if close is not None:
+            await close()
+        await anyio.sleep(2 * STEP_DELAY)
+        return (
+            "Reconnection test completed successfully. If you received this, the client properly "
+            "reconnected after stream closure."
+        )
+
+    # -- tools: requests to the client ------------------------------------------------------------
+    @server.tool()
+    async def test_sampling(
+        prompt: Annotated[str, Arg("The prompt to send to the LLM")], ctx: Context
+    ) -> str:
+        """Tests server-initiated sampling (LLM completion request)."""
+        try:
+            result = await ctx.sample(
+                messages=[{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100
+            )
+        except Exception as exc:  # the client cannot sample, or refused: report it as the tool's error
+            raise ToolError(f"Sampling not supported or error: {exc}") from exc
+        return f"LLM response: {_sampled_text(result)}"
+
+    @server.tool()
+    async def test_elicitation(
+        message: Annotated[str, Arg("The message to show the user")], ctx: Context
+    ) -> str:
+        """Tests server-initiated elicitation (user input request)."""
+        try:
+            result = await ctx.elicit(message, ELICITATION_SCHEMA)
+        except Exception as exc:
+            raise ToolError(f"Elicitation not supported or error: {exc}") from exc
+        return f"User response: {_elicit_summary(result)}"
+
+    @server.tool()
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Tests elicitation with default values for every primitive type (SEP-1034)."""
+        try:
+            result = await ctx.elicit(
+                "Please review and update the form fields with defaults", DEFAULTS_SCHEMA
+            )
+        except Exception as exc:
+            raise ToolError(f"Elicitation not supported or error: {exc}") from exc
+        return f"Elicitation completed: {_elicit_summary(result)}"
+
+    @server.tool()
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Tests elicitation with the enum schema variants of SEP-1330."""
+        try:
+            result = await ctx.elicit("Please select options from the enum fields", ENUMS_SCHEMA)
+        except Exception as exc:
+            raise ToolError(f"Elicitation not supported or error: {exc}") from exc
+        return f"Elicitation completed: {_elicit_summary(result)}"
+
+    def json_schema_2020_12_tool(**arguments: Any) -> str:
+        return f"JSON Schema 2020-12 tool called with: {_compact(arguments)}"
+
+    server.add_tool(
+        "json_schema_2020_12_tool",
+        json_schema_2020_12_tool,
+        description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+        input_schema=JSON_SCHEMA_2020_12,
+    )
+
+    # -- resources --------------------------------------------------------------------------------
+    @server.resource(
+        "test://static-text",
+        name="static-text",
+        title="Static Text Resource",
+        description="A static text resource for testing",
+        mime_type="text/plain",
+    )
+    def static_text() -> str:
+        return "This is the content of the static text resource."
+
+    @server.resource(
+        "test://static-binary",
+        name="static-binary",
+        title="Static Binary Resource",
+        description="A static binary resource (image) for testing",
+        mime_type="image/png",
+    )
+    def static_binary() -> bytes:
+        return TEST_IMAGE
+
+    @server.resource(
+        "test://template/{id}/data",
+        name="template",
+        title="Resource Template",
+        description="A resource template with parameter substitution",
+        mime_type="application/json",
+    )
+    def template_data(id: str) -> str:
+        return _compact({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+    @server.resource(
+        WATCHED_URI,
+        name="watched-resource",
+        title="Watched Resource",
+        description="A resource clients can subscribe to (resources/subscribe)",
+        mime_type="text/plain",
+    )
+    def watched_resource() -> str:
+        return "Watched resource content"
+
+    # -- prompts ----------------------------------------------------------------------------------
+    @server.prompt(
+        "test_simple_prompt", title="Simple Test Prompt", description="A simple prompt without arguments"
+    )
+    def test_simple_prompt() -> str:
+        return "This is a simple prompt for testing."
+
+    @server.prompt(
+        "test_prompt_with_arguments",
+        title="Prompt With Arguments",
+        description="A prompt with required arguments",
+    )
+    def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+        """A prompt with two arguments.
+
+        Args:
+            arg1: First test argument
+            arg2: Second test argument
+        """
+        return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    @server.prompt(
+        "test_prompt_with_embedded_resource",
+        title="Prompt With Embedded Resource",
+        description="A prompt that includes an embedded resource",
+    )
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:
+        """A prompt embedding a resource.
+
+        Args:
+            resourceUri: URI of the resource to embed
+        """
+        return [
+            {
+                "role": "user",
+                "content": content.embedded_resource(
+                    resourceUri, text="Embedded resource content for testing.", mime_type="text/plain"
+                ),
+            },
+            {"role": "user", "content": content.text("Please process the embedded resource above.")},
+        ]
+
+    @server.prompt(
+        "test_prompt_with_image",
+        title="Prompt With Image",
+        description="A prompt that includes image content",
+    )
+    def test_prompt_with_image() -> list[dict[str, Any]]:
+        return [
+            {"role": "user", "content": content.image(TEST_IMAGE, mime_type="image/png")},
+            {"role": "user", "content": content.text("Please analyze the image above.")},
+        ]
+
+    # -- completion -------------------------------------------------------------------------------
+    @server.completion(prompt="test_prompt_with_arguments", argument="arg1")
+    def complete_arg1(value: str, context: dict[str, str]) -> list[str]:
+        return [choice for choice in ARG1_CHOICES if choice.startswith(value)]
+
+    @server.completion(resource="test://template/{id}/data", argument="id")
+    def complete_template_id(value: str, context: dict[str, str]) -> list[str]:
+        return [choice for choice in ID_CHOICES if choice.startswith(value)]
+
+    return server
+
+
+server = create_server()
+
+if __name__ == "__main__":
+    server.run()
