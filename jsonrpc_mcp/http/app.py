@@ -66,6 +66,7 @@ VERSION_HEADER = b"mcp-protocol-version"
 DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
 _BAD_REQUEST = -32600
 _PARSE_ERROR = -32700
+_INTERNAL_ERROR = -32603
 
 
 class _Disconnected(Exception):
@@ -299,6 +300,7 @@ class McpHttpApp:
         self.sessions: dict[str, HttpSession] = {}
         self.legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]] = {}
         self._last_reap = time.monotonic()
+        self._closing: set[asyncio.Task[None]] = set()  # sessions being closed after expiry
         self._shutting_down = anyio.Event()
         supported = [r.version for r in server.revisions]
         self._supported = {v: REVISIONS[v] for v in supported}
@@ -311,6 +313,12 @@ class McpHttpApp:
                 await self._http(scope, receive, send)
             except _Disconnected:
                 logger.debug("client disconnected while sending its request")
+            except Exception:
+                # a bug or a failing plug-in (event store, ...): answer with a JSON-RPC error, never
+                # with the server's bare 500 (if the response had started, this send just fails)
+                logger.exception("unhandled error serving %s %s", scope.get("method"), scope.get("path"))
+                with contextlib.suppress(Exception):
+                    await _error(send, 500, _INTERNAL_ERROR, "Internal error")
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -335,11 +343,14 @@ class McpHttpApp:
         self.legacy_sessions.clear()
 
     def begin_shutdown(self) -> None:
-        """Ask long-lived streams to end now (call from the event loop, e.g. a signal handler)."""
+        """Ask long-lived streams to end now (call from the event loop, e.g. a signal handler).
+
+        Only the standalone (GET) streams, which never end by themselves: a request's stream ends
+        with its result, which the graceful shutdown waits for and which must still be delivered.
+        """
         self._shutting_down.set()
         for session in self.sessions.values():
-            for stream in session.streams.values():
-                stream.close()
+            session.standalone.close()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -399,6 +410,17 @@ class McpHttpApp:
                 return f"Forbidden: Origin {value!r} is not allowed"
         return None
 
+    def _header_revision(self, scope: Scope) -> tuple[Revision | None, str | None]:
+        """The revision MCP-Protocol-Version names (None when absent), or why it is refused (400)."""
+        raw = _header(scope, VERSION_HEADER)
+        if raw is None:
+            return None, None
+        value = raw.decode("latin-1")
+        version = self._supported.get(value)
+        if version is None:
+            return None, f"Bad Request: unsupported MCP-Protocol-Version {value!r}"
+        return version, None
+
     # -- POST -------------------------------------------------------------------------------------
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not _is_json_content(scope):
@@ -420,18 +442,10 @@ class McpHttpApp:
         if type(message) is Invalid:
             await _respond(send, 400, codec.encode_error(None, message.error, omit_null_id=True))
             return
-        header_version = _header(scope, VERSION_HEADER)
-        version: Revision | None = None
-        if header_version is not None:
-            version = self._supported.get(header_version.decode("latin-1"))
-            if version is None:
-                await _error(
-                    send,
-                    400,
-                    _BAD_REQUEST,
-                    f"Bad Request: unsupported MCP-Protocol-Version {header_version.decode('latin-1')!r}",
-                )
-                return
+        version, refused = self._header_revision(scope)
+        if refused is not None:
+            await _error(send, 400, _BAD_REQUEST, refused)
+            return
         initialize = type(message) is Request and message.method == "initialize"
         if self.stateless:
             if not initialize and version is None:
@@ -449,15 +463,9 @@ class McpHttpApp:
                 await _error(send, 404, -32001, "Session not found")
                 return
             session = found
-            negotiated = session.mcp.revision
-            if version is not None and negotiated is not None and version is not negotiated:
-                await _error(
-                    send,
-                    400,
-                    _BAD_REQUEST,
-                    f"Bad Request: MCP-Protocol-Version {version.version} differs from the negotiated "
-                    f"{negotiated.version}",
-                )
+            refused = _mismatch(version, session)
+            if refused is not None:
+                await _error(send, 400, _BAD_REQUEST, refused)
                 return
         await self._serve_post(session, message, initialize, send)
 
@@ -496,6 +504,9 @@ class McpHttpApp:
             await _respond(send, 400, processed.answer or b"", extra)
         elif processed.answer is not None:
             await _respond(send, 200, processed.answer, extra)
+        elif processed.has_requests and session.closed:
+            # the session ended (DELETE, shutdown) while its request ran: it was cancelled, unanswered
+            await _error(send, 404, -32001, "Session not found: it ended while the request was in flight")
         else:
             await _respond(send, 202, b"", extra)
 
@@ -513,6 +524,10 @@ class McpHttpApp:
         if not _accepts(scope, EVENT_STREAM):
             await _error(send, 406, _BAD_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             return
+        version, refused = self._header_revision(scope)
+        if refused is not None:
+            await _error(send, 400, _BAD_REQUEST, refused)
+            return
         raw_id = _header(scope, SESSION_HEADER)
         if raw_id is None:
             await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
@@ -521,30 +536,34 @@ class McpHttpApp:
         if session is None:
             await _error(send, 404, -32001, "Session not found")
             return
-        last_event_id = _header(scope, b"last-event-id")
-        replay: list[tuple[str, bytes]] = []
+        refused = _mismatch(version, session)
+        if refused is not None:
+            await _error(send, 400, _BAD_REQUEST, refused)
+            return
+        raw_last = _header(scope, b"last-event-id")
+        last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
         if last_event_id is not None and session.store is not None:
-            found = await session.store.events_after(last_event_id.decode("latin-1"))
+            found = await session.store.events_after(last_event_id)
             stream = session.streams.get(found[0]) if found is not None else None
             if found is None or (stream is None and not found[1]):
                 await _error(send, 404, _BAD_REQUEST, "Not Found: no stream has that Last-Event-ID")
                 return
-            replay = found[1]
             if stream is None:  # the stream already ended: replay what is left and close
-                stream = EventStream(found[0], None)
+                stream = EventStream(found[0], session.store)
                 stream.close()
         else:
+            last_event_id = None
             stream = session.standalone
             if stream.attached:
                 await _error(send, 409, _BAD_REQUEST, "Conflict: this session already has a GET stream open")
                 return
-        await self._stream_out(session, stream, replay, receive, send)
+        await self._stream_out(session, stream, last_event_id, receive, send)
 
     async def _stream_out(
         self,
         session: HttpSession,
         stream: EventStream,
-        replay: list[tuple[str, bytes]],
+        last_event_id: str | None,
         receive: Receive,
         send: Send,
     ) -> None:
@@ -561,10 +580,13 @@ class McpHttpApp:
 
         session.in_flight += 1
         try:
-            await stream.attach(write, replay)
-            revision = session.mcp.revision
-            if not replay and revision is not None and revision.has_sse_priming and session.store is not None:
-                event_id = await session.store.store_event(stream.id, b"")
+            # the replay is looked up as the connection is attached (under the stream's lock), so an
+            # event emitted while the response headers were being sent is neither lost nor doubled
+            await stream.attach(write, last_event_id)
+            revision, store = session.mcp.revision, session.store
+            primes = revision is not None and revision.has_sse_priming
+            if last_event_id is None and primes and store is not None:
+                event_id = await store.store_event(stream.id, b"")
                 await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
             async with anyio.create_task_group() as tg:
 
@@ -595,16 +617,32 @@ class McpHttpApp:
     # -- DELETE -----------------------------------------------------------------------------------
     async def _delete(self, scope: Scope, send: Send) -> None:
         if self.stateless:
-            await _error(send, 405, _BAD_REQUEST, "Method DELETE not allowed: the server is stateless")
+            await _error(
+                send,
+                405,
+                _BAD_REQUEST,
+                "Method DELETE not allowed: the server is stateless",
+                [(b"allow", b"POST")],
+            )
+            return
+        version, refused = self._header_revision(scope)
+        if refused is not None:
+            await _error(send, 400, _BAD_REQUEST, refused)
             return
         raw_id = _header(scope, SESSION_HEADER)
         if raw_id is None:
             await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return
-        session = self.sessions.pop(raw_id.decode("latin-1"), None)
+        session_id = raw_id.decode("latin-1")
+        session = self.sessions.get(session_id)
         if session is None:
             await _error(send, 404, -32001, "Session not found")
             return
+        refused = _mismatch(version, session)
+        if refused is not None:
+            await _error(send, 400, _BAD_REQUEST, refused)
+            return
+        del self.sessions[session_id]
         await session.close()
         await _respond(send, 200)
 
@@ -618,7 +656,10 @@ class McpHttpApp:
             if session.in_flight == 0 and now - session.last_active > self.session_idle_timeout:
                 logger.info("session %s expired after %.0f s idle", session_id, now - session.last_active)
                 del self.sessions[session_id]
-                asyncio.get_running_loop().create_task(session.close())
+                # keep a reference: the loop holds only a weak one to a task and may lose it midway
+                task = asyncio.get_running_loop().create_task(session.close())
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
 
     # -- legacy HTTP+SSE (2024-11-05) --------------------------------------------------------------
     async def _legacy_get(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -712,6 +753,17 @@ def _host_name(host: str) -> str:
     if host.startswith("["):
         return host[1 : host.find("]")] if "]" in host else host
     return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def _mismatch(version: Revision | None, session: HttpSession) -> str | None:
+    """Why a request naming ``version`` does not belong to ``session`` (400), or None."""
+    negotiated = session.mcp.revision
+    if version is None or negotiated is None or version is negotiated:
+        return None
+    return (
+        f"Bad Request: MCP-Protocol-Version {version.version} differs from the negotiated "
+        f"{negotiated.version}"
+    )
 
 
 def _new_session_id() -> str:

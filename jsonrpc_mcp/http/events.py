@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import anyio
@@ -101,11 +101,20 @@ class EventStream:
         except Exception:  # the connection went away: the event stays in the store for a replay
             self._writer = None
 
-    async def attach(self, writer: Writer, replay: Sequence[tuple[str, bytes]] = ()) -> None:
-        """Attach a (new) connection, first writing the events it missed."""
+    async def attach(self, writer: Writer, last_event_id: str | None = None) -> None:
+        """Attach a (new) connection, first writing the events of this stream after ``last_event_id``.
+
+        The store is read under the stream's lock: every event is either replayed here or written
+        to the new connection by a later :meth:`emit`, never lost between the two.
+        """
         async with self._lock:
             self._writer = writer
-            for event_id, message in replay:
+            if last_event_id is None or self._store is None:
+                return
+            found = await self._store.events_after(last_event_id)
+            if found is None or found[0] != self.id:
+                return
+            for event_id, message in found[1]:
                 await self._write(encode_event(message, id=event_id))
 
     def detach(self, writer: Writer | None = None) -> None:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
@@ -62,8 +67,24 @@ class _GracefulServer(uvicorn.Server):
         self.mcp_app = app
 
     def handle_exit(self, sig: int, frame: Any) -> None:
-        self.mcp_app.begin_shutdown()
+        # a signal handler may run between any two bytecodes of the loop: schedule, don't act here
+        with contextlib.suppress(RuntimeError):  # no loop (yet, or any more): nothing is streaming
+            asyncio.get_running_loop().call_soon_threadsafe(self.mcp_app.begin_shutdown)
         super().handle_exit(sig, frame)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, minus re-raising the signal once shut down: a signal is how this server is
+        meant to stop, so the command then exits normally (status 0, no KeyboardInterrupt trace)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
 
 def worker_app() -> McpHttpApp:

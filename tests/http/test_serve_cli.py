@@ -1,0 +1,93 @@
+"""``python -m jsonrpc_mcp serve TARGET --http ...``: the options reach the app, shutdown is prompt."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx
+import orjson
+import pytest
+
+from .support import (
+    JSON_HEADERS,
+    REPO,
+    STOP_TIMEOUT,
+    TIMEOUT,
+    TOOLBOX,
+    SseReader,
+    call,
+    initialize,
+    open_session,
+    post,
+    session_headers,
+    spawned,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_options_before_the_target_are_honoured(http: httpx.AsyncClient) -> None:
+    with spawned(TOOLBOX, before_target=["--path", "/rpc", "--json-response"]) as server:
+        base = server.url
+        session_id = await open_session(http, base + "/rpc")
+        body = call(1, "progress", {"steps": 2}, progress_token="t")
+        answered = await post(http, base + "/rpc", body, session_headers(session_id))
+        elsewhere = await post(http, base + "/mcp", initialize(), JSON_HEADERS)
+    assert answered.headers["content-type"] == "application/json"  # --json-response: never SSE
+    assert answered.json()["result"]["content"][0]["text"] == "done after 2 steps"
+    assert elsewhere.status_code == 404
+
+
+async def test_stateless_after_the_target_serves_without_sessions(http: httpx.AsyncClient) -> None:
+    with spawned(TOOLBOX, "--stateless") as server:
+        url = server.url + "/mcp"
+        first = await post(http, url, initialize(), JSON_HEADERS)
+        called = await post(http, url, call(2, "add", {"a": 2, "b": 2}), session_headers(None))
+        with anyio.fail_after(TIMEOUT):
+            listen = await http.get(url, headers={"accept": "text/event-stream"})
+    assert first.status_code == 200 and "mcp-session-id" not in first.headers
+    assert called.json()["result"]["content"][0]["text"] == "4"
+    assert listen.status_code == 405
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_a_signal_ends_open_streams_and_exits_promptly_and_cleanly(
+    http: httpx.AsyncClient, signum: signal.Signals
+) -> None:
+    with spawned(TOOLBOX) as server:
+        url, process = server.url + "/mcp", server.process
+        session_id = await open_session(http, url)
+        headers = {"accept": "text/event-stream", "mcp-session-id": session_id}
+        with anyio.fail_after(TIMEOUT):
+            async with http.stream("GET", url, headers=headers) as listening:
+                reader = SseReader(listening)
+                await reader.next()  # priming: the stream is open
+                started = time.monotonic()
+                process.send_signal(signum)
+                assert await reader.rest() == []
+        status = process.wait(STOP_TIMEOUT)
+        took = time.monotonic() - started
+        stderr = server.stderr()
+    assert status == 0, stderr
+    assert b"Traceback" not in stderr
+    assert took < 4.0  # well inside uvicorn's 5 s graceful timeout: the stream did not hold it up
+
+
+def test_workers_need_stateless() -> None:
+    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--http", "--workers", "2"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=30, check=False)
+    assert done.returncode == 2
+    assert b"--workers needs --stateless" in done.stderr
+
+
+async def test_several_stateless_workers_serve(http: httpx.AsyncClient) -> None:
+    with spawned(TOOLBOX, "--stateless", "--workers", "2") as server:
+        url = server.url + "/mcp"
+        answers = [
+            await post(http, url, call(i, "add", {"a": i, "b": 1}), session_headers(None)) for i in range(4)
+        ]
+    assert [orjson.loads(a.content)["result"]["content"][0]["text"] for a in answers] == ["1", "2", "3", "4"]
