@@ -261,11 +261,8 @@ def create_server() -> Server:
         Over HTTP the server closes the request's SSE stream mid-call; the client reconnects with
         Last-Event-ID and receives the result on the resumed stream.
         """
-        # Context.close_sse_stream (SEP-1699 polling) ends the POST's SSE response but not its stream;
-        # used when the framework offers it (it does nothing off HTTP)
-        close = getattr(ctx, "close_sse_stream", None)
-        if close is not None:
-            await close()
+        # ends the POST's SSE response but not its stream (SEP-1699 polling); nothing off HTTP
+        await ctx.close_sse_stream()
         await anyio.sleep(2 * STEP_DELAY)
         return (
             "Reconnection test completed successfully. If you received this, the client properly "

@@ -201,7 +201,7 @@ class HttpSession:
 class _PostChannel:
     """Where a POST's request sends what comes before its answer; starts SSE on first use."""
 
-    __slots__ = ("_send", "app", "extra_headers", "revision", "session", "stream")
+    __slots__ = ("_ended", "_send", "app", "extra_headers", "revision", "session", "stream")
 
     def __init__(
         self, app: McpHttpApp, session: HttpSession, send: Send, extra_headers: list[tuple[bytes, bytes]]
@@ -212,6 +212,7 @@ class _PostChannel:
         self.extra_headers = extra_headers
         self.stream: EventStream | None = None
         self.revision = session.mcp.revision
+        self._ended = False  # the HTTP response ended early (close_connection); the stream lives on
 
     async def send(self, message: bytes) -> None:
         if self.app.json_response:
@@ -225,7 +226,7 @@ class _PostChannel:
         assert self.stream is not None
         await self.stream.emit(message)
 
-    async def open(self) -> None:
+    async def open(self, *, prime: bool = False) -> None:
         stream = self.stream = self.session.new_stream()
         headers = [
             (b"content-type", EVENT_STREAM),
@@ -240,9 +241,24 @@ class _PostChannel:
 
         await stream.attach(write)
         revision = self.session.mcp.revision
-        if revision is not None and revision.has_sse_priming and self.session.store is not None:
+        primed = prime or (revision is not None and revision.has_sse_priming)
+        if primed and self.session.store is not None:
             event_id = await self.session.store.store_event(stream.id, b"")
             await stream.write_raw(encode_event(b"", id=event_id, retry=self.app.retry_ms))
+
+    async def close_connection(self) -> None:
+        """End the HTTP response now but keep the stream: the client resumes it with GET +
+        Last-Event-ID (SSE polling, 2025-11-25). Without an event store there is nothing to resume
+        from, so the response stays open."""
+        if self._ended or self.session.store is None or self.app.json_response:
+            return
+        if self.stream is None:
+            await self.open(prime=True)  # the priming event gives the client an id to resume from
+        assert self.stream is not None
+        self.stream.detach()
+        self._ended = True
+        with contextlib.suppress(Exception):
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def finish(self, answer: bytes | None) -> None:
         stream = self.stream
@@ -251,8 +267,9 @@ class _PostChannel:
             await stream.emit(answer)
         stream.close()
         self.session.streams.pop(stream.id, None)  # a later resume replays it from the store
-        with contextlib.suppress(Exception):
-            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not self._ended:
+            with contextlib.suppress(Exception):
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class McpHttpApp:
@@ -463,10 +480,6 @@ class McpHttpApp:
                 await _error(send, 404, -32001, "Session not found")
                 return
             session = found
-            refused = _mismatch(version, session)
-            if refused is not None:
-                await _error(send, 400, _BAD_REQUEST, refused)
-                return
         await self._serve_post(session, message, initialize, send)
 
     def _stateless_session(self, revision: Revision | None) -> HttpSession:
@@ -524,7 +537,7 @@ class McpHttpApp:
         if not _accepts(scope, EVENT_STREAM):
             await _error(send, 406, _BAD_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             return
-        version, refused = self._header_revision(scope)
+        _, refused = self._header_revision(scope)
         if refused is not None:
             await _error(send, 400, _BAD_REQUEST, refused)
             return
@@ -535,10 +548,6 @@ class McpHttpApp:
         session = self.sessions.get(raw_id.decode("latin-1"))
         if session is None:
             await _error(send, 404, -32001, "Session not found")
-            return
-        refused = _mismatch(version, session)
-        if refused is not None:
-            await _error(send, 400, _BAD_REQUEST, refused)
             return
         raw_last = _header(scope, b"last-event-id")
         last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
@@ -625,7 +634,7 @@ class McpHttpApp:
                 [(b"allow", b"POST")],
             )
             return
-        version, refused = self._header_revision(scope)
+        _, refused = self._header_revision(scope)
         if refused is not None:
             await _error(send, 400, _BAD_REQUEST, refused)
             return
@@ -637,10 +646,6 @@ class McpHttpApp:
         session = self.sessions.get(session_id)
         if session is None:
             await _error(send, 404, -32001, "Session not found")
-            return
-        refused = _mismatch(version, session)
-        if refused is not None:
-            await _error(send, 400, _BAD_REQUEST, refused)
             return
         del self.sessions[session_id]
         await session.close()
@@ -753,17 +758,6 @@ def _host_name(host: str) -> str:
     if host.startswith("["):
         return host[1 : host.find("]")] if "]" in host else host
     return host.rpartition(":")[0] if host.count(":") == 1 else host
-
-
-def _mismatch(version: Revision | None, session: HttpSession) -> str | None:
-    """Why a request naming ``version`` does not belong to ``session`` (400), or None."""
-    negotiated = session.mcp.revision
-    if version is None or negotiated is None or version is negotiated:
-        return None
-    return (
-        f"Bad Request: MCP-Protocol-Version {version.version} differs from the negotiated "
-        f"{negotiated.version}"
-    )
 
 
 def _new_session_id() -> str:

@@ -218,6 +218,16 @@ class Context:
             params["message"] = message
         await self._send("notifications/progress", params)
 
+    async def close_sse_stream(self) -> None:
+        """Streamable HTTP: end this request's SSE connection now (SSE polling, SEP-1699).
+
+        The request goes on; the client reconnects with GET + ``Last-Event-ID`` and receives what
+        follows, the result included. On other transports this does nothing.
+        """
+        close = getattr(getattr(self._rc.outbound, "channel", None), "close_connection", None)
+        if close is not None:
+            await close()
+
     async def send_notification(self, method: str, params: Any = None) -> None:
         """Send a notification to the client, related to this request (in order with the logs)."""
         await self._send(method, params)
