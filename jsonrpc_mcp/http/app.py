@@ -35,7 +35,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import orjson
@@ -46,6 +46,8 @@ from ..jsonrpc.messages import Incoming, Invalid, Request
 from ..revisions import REVISIONS, Revision
 from ..server.server import MCP_CANCEL, Server
 from ..server.session import ServerSession, State
+from ..transports.http.auth import AuthSettings, authenticate, prm_paths, protected_resource_metadata
+from ..transports.http.security import TransportSecurity
 from ..transports.memory import memory_pair
 from ..transports.sse import KEEPALIVE, encode_event
 from .events import EventStore, EventStream, InMemoryEventStore
@@ -276,6 +278,15 @@ class McpHttpApp:
     """The ASGI application. ``McpHttpApp(server)`` serves ``server`` at ``/mcp``.
 
     Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for
+    several workers); ``allowed_hosts`` / ``allowed_origins`` (patterns; default: the loopback names
+    when bound to loopback, else the bound host) or a ready ``security`` policy; ``auth`` (bearer
+    tokens checked by your verifier, RFC 9728 metadata served at its well-known paths);
+    ``max_body`` (bytes, 413 above); ``session_idle_timeout`` (seconds); ``event_store_factory``
+    (one store per session); ``legacy_sse`` with ``sse_path`` and ``message_path`` (2024-11-05
+    HTTP+SSE); ``retry_ms`` (the SSE retry hint); ``keepalive`` (seconds between SSE comments).
+    """The ASGI application. ``McpHttpApp(server)`` serves ``server`` at ``/mcp``.
+
+    Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for
     several workers); ``allowed_hosts`` / ``allowed_origins`` (default: loopback names);
     ``max_body`` (bytes, 413 above); ``session_idle_timeout`` (seconds); ``event_store_factory``
     (one store per session); ``legacy_sse`` with ``sse_path`` and ``message_path`` (2024-11-05
@@ -291,6 +302,8 @@ class McpHttpApp:
         stateless: bool = False,
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
+        security: TransportSecurity | None = None,
+        auth: AuthSettings | None = None,
         max_body: int = 4 * 1024 * 1024,
         session_idle_timeout: float = 1800.0,
         event_store_factory: Callable[[], EventStore] = InMemoryEventStore,
@@ -314,6 +327,9 @@ class McpHttpApp:
         self.keepalive = keepalive
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
+        self.security = security
+        self._policies: dict[str, TransportSecurity] = {}
+        self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
         self.legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]] = {}
         self._last_reap = time.monotonic()
@@ -372,10 +388,21 @@ class McpHttpApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         method = scope["method"]
-        denied = self._check_origin_and_host(scope)
-        if denied is not None:
-            await _error(send, 403, _BAD_REQUEST, denied)
+        decision = self._security(scope).check(scope["headers"])
+        if not decision.allowed:
+            await _error(send, decision.status, _BAD_REQUEST, decision.reason)
             return
+        if self.auth is not None:
+            if method == "GET" and path in prm_paths(urlsplit(self.auth.resource_server_url).path):
+                document = orjson.dumps(protected_resource_metadata(self.auth))
+                await _respond(send, 200, document, [(b"cache-control", b"max-age=3600")])
+                return
+            verdict = await authenticate(scope["headers"], scope.get("query_string", b""), self.auth)
+            if not verdict.ok:
+                await _error(
+                    send, verdict.status, _BAD_REQUEST, verdict.description or "Unauthorized", verdict.headers
+                )
+                return
         self._reap_idle()
         if path.rstrip("/") == self.path or path == self.path:
             if method == "POST":
@@ -405,27 +432,19 @@ class McpHttpApp:
         await _error(send, 404, _BAD_REQUEST, f"Not found: {path}")
 
     # -- security ---------------------------------------------------------------------------------
-    def _check_origin_and_host(self, scope: Scope) -> str | None:
-        """DNS-rebinding protection: the reason to refuse (403), or None."""
+    def _security(self, scope: Scope) -> TransportSecurity:
+        """The Host/Origin policy: given, or derived from the address the server is bound to."""
+        if self.security is not None:
+            return self.security
         server = scope.get("server")
-        bound = server[0] if server else "127.0.0.1"
-        hosts = self.allowed_hosts if self.allowed_hosts is not None else _default_hosts(bound)
-        host = (_header(scope, b"host") or b"").decode("latin-1").lower()
-        if hosts != ["*"] and _host_name(host) not in hosts:
-            return f"Forbidden: Host {host!r} is not allowed"
-        origin = _header(scope, b"origin")
-        if origin is not None:
-            origins = self.allowed_origins
-            value = origin.decode("latin-1").lower()
-            if origins is None:
-                allowed = _host_name(value.partition("://")[2]) in hosts and value.startswith(
-                    ("http://", "https://")
-                )
-            else:
-                allowed = "*" in origins or value in origins
-            if not allowed:
-                return f"Forbidden: Origin {value!r} is not allowed"
-        return None
+        bound, port = (str(server[0]), server[1]) if server else ("127.0.0.1", None)
+        policy = self._policies.get(bound)
+        if policy is None:
+            policy = TransportSecurity.for_bind(
+                bound, port, allowed_hosts=self.allowed_hosts, allowed_origins=self.allowed_origins
+            )
+            self._policies[bound] = policy
+        return policy
 
     def _header_revision(self, scope: Scope) -> tuple[Revision | None, str | None]:
         """The revision MCP-Protocol-Version names (None when absent), or why it is refused (400)."""
@@ -742,22 +761,6 @@ class McpHttpApp:
             await _error(send, 404, -32001, "Session not found")
             return
         await _respond(send, 202, b"Accepted", json=False)
-
-
-_LOOPBACK = ["localhost", "127.0.0.1", "::1"]
-
-
-def _default_hosts(bound: str) -> list[str]:
-    if bound in ("127.0.0.1", "::1", "localhost") or bound.startswith("127."):
-        return _LOOPBACK
-    return ["*"]
-
-
-def _host_name(host: str) -> str:
-    """``example.com:8000`` -> ``example.com``; ``[::1]:8000`` -> ``::1``."""
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
 def _new_session_id() -> str:
