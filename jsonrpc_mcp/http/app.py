@@ -284,13 +284,6 @@ class McpHttpApp:
     ``max_body`` (bytes, 413 above); ``session_idle_timeout`` (seconds); ``event_store_factory``
     (one store per session); ``legacy_sse`` with ``sse_path`` and ``message_path`` (2024-11-05
     HTTP+SSE); ``retry_ms`` (the SSE retry hint); ``keepalive`` (seconds between SSE comments).
-    """The ASGI application. ``McpHttpApp(server)`` serves ``server`` at ``/mcp``.
-
-    Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for
-    several workers); ``allowed_hosts`` / ``allowed_origins`` (default: loopback names);
-    ``max_body`` (bytes, 413 above); ``session_idle_timeout`` (seconds); ``event_store_factory``
-    (one store per session); ``legacy_sse`` with ``sse_path`` and ``message_path`` (2024-11-05
-    HTTP+SSE); ``retry_ms`` (the SSE retry hint); ``keepalive`` (seconds between SSE comments).
     """
 
     def __init__(
