@@ -46,8 +46,9 @@ from ..jsonrpc.messages import Incoming, Invalid, Request
 from ..revisions import REVISIONS, Revision
 from ..server.server import MCP_CANCEL, Server
 from ..server.session import ServerSession, State
+from ..transports.http import security
 from ..transports.http.auth import AuthSettings, authenticate, prm_paths, protected_resource_metadata
-from ..transports.http.security import TransportSecurity
+from ..transports.http.security import Decision, TransportSecurity
 from ..transports.memory import memory_pair
 from ..transports.sse import KEEPALIVE, encode_event
 from .events import EventStore, EventStream, InMemoryEventStore
@@ -80,11 +81,16 @@ def error_body(code: int, message: str) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "error": {"code": code, "message": message}})
 
 
+_HEADERS_KEY = "jsonrpc_mcp.headers"
+
+
 def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
+    """A request header's value (the last one, if repeated); the headers are indexed once per request."""
+    index = scope.get(_HEADERS_KEY)
+    if index is None:
+        index = scope[_HEADERS_KEY] = dict(scope["headers"])
+    value = index.get(name)
+    return None if value is None else bytes(value)
 
 
 async def _respond(
@@ -128,20 +134,35 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+_ACCEPTS: dict[tuple[bytes, bytes], bool] = {}
+
+
 def _accepts(scope: Scope, media: bytes) -> bool:
     accept = _header(scope, b"accept")
     if accept is None:
         return False
-    for part in accept.lower().split(b","):
-        kind = part.split(b";")[0].strip()
-        if kind in (media, b"*/*", media.split(b"/")[0] + b"/*"):
-            return True
-    return False
+    key = (accept, media)
+    verdict = _ACCEPTS.get(key)
+    if verdict is None:
+        verdict = security.accepts([(b"accept", accept)], media.decode())  # q-values and ranges
+        if len(_ACCEPTS) < 256:  # clients send few distinct Accept headers; a flood is not cached
+            _ACCEPTS[key] = verdict
+    return verdict
+
+
+_JSON_CONTENT: dict[bytes, bool] = {}
 
 
 def _is_json_content(scope: Scope) -> bool:
     content_type = _header(scope, b"content-type")
-    return content_type is not None and content_type.split(b";")[0].strip().lower() == JSON
+    if content_type is None:
+        return False
+    verdict = _JSON_CONTENT.get(content_type)
+    if verdict is None:
+        verdict = security.content_type_is_json([(b"content-type", content_type)])
+        if len(_JSON_CONTENT) < 256:
+            _JSON_CONTENT[content_type] = verdict
+    return verdict
 
 
 class HttpSession:
@@ -322,6 +343,7 @@ class McpHttpApp:
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
         self.security = security
         self._policies: dict[str, TransportSecurity] = {}
+        self._decisions: dict[tuple[Any, ...], Decision] = {}
         self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
         self.legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]] = {}
@@ -381,7 +403,7 @@ class McpHttpApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         method = scope["method"]
-        decision = self._security(scope).check(scope["headers"])
+        decision = self._check_security(scope)
         if not decision.allowed:
             await _error(send, decision.status, _BAD_REQUEST, decision.reason)
             return
@@ -425,6 +447,19 @@ class McpHttpApp:
         await _error(send, 404, _BAD_REQUEST, f"Not found: {path}")
 
     # -- security ---------------------------------------------------------------------------------
+    def _check_security(self, scope: Scope) -> Decision:
+        """Host and Origin against the policy; decisions are remembered per (Host, Origin) values."""
+        headers = scope["headers"]
+        server = scope.get("server")
+        key = (server[0] if server else None, *(h for h in headers if h[0] == b"host" or h[0] == b"origin"))
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = self._security(scope).check(headers)
+            if len(self._decisions) >= 1024:
+                self._decisions.clear()
+            self._decisions[key] = decision
+        return decision
+
     def _security(self, scope: Scope) -> TransportSecurity:
         """The Host/Origin policy: given, or derived from the address the server is bound to."""
         if self.security is not None:
