@@ -371,14 +371,23 @@ class McpHttpApp:
             await self._lifespan(receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """Served directly (not mounted): also reap idle sessions when no request comes to do it."""
+        async with anyio.create_task_group() as tg:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    tg.start_soon(self._reap_periodically)
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    tg.cancel_scope.cancel()
+                    await self.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    async def _reap_periodically(self) -> None:
         while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+            await anyio.sleep(max(1.0, min(60.0, self.session_idle_timeout / 2)))
+            self._reap_idle()
 
     async def aclose(self) -> None:
         """Shut down: end every stream and free every session."""

@@ -199,6 +199,17 @@ async def test_an_idle_session_is_reaped(http: httpx.AsyncClient, clock: FakeClo
         assert_error_body(after, 404)
 
 
+async def test_idle_sessions_are_reaped_without_any_traffic(http: httpx.AsyncClient) -> None:
+    # served with lifespan, the app reaps on its own schedule, not only when a request comes
+    app = McpHttpApp(build_server(), session_idle_timeout=0.2)
+    async with serving(app) as base:
+        session_id = await open_session(http, base + "/mcp")
+        with anyio.fail_after(TIMEOUT):
+            while session_id in app.sessions:
+                await anyio.sleep(0.05)
+    assert not app.sessions
+
+
 async def test_a_session_used_recently_is_not_reaped(http: httpx.AsyncClient, clock: FakeClock) -> None:
     app = McpHttpApp(build_server(), session_idle_timeout=10)
     async with serving(app) as base:
