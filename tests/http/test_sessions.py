@@ -204,9 +204,10 @@ async def test_idle_sessions_are_reaped_without_any_traffic(http: httpx.AsyncCli
     app = McpHttpApp(build_server(), session_idle_timeout=0.2)
     async with serving(app) as base:
         session_id = await open_session(http, base + "/mcp")
+        session = app.sessions[session_id]
         with anyio.fail_after(TIMEOUT):
-            while session_id in app.sessions:
-                await anyio.sleep(0.05)
+            await session.standalone.closed.wait()  # closing a session ends its streams
+    assert session.closed
     assert not app.sessions
 
 
