@@ -197,7 +197,7 @@ class HttpSession:
 
     def start(self) -> None:
         """Start the list_changed notifier (asyncio servers; other loops get no list_changed)."""
-        self.app.server._sessions.add(self.mcp)
+        self.app.server.attach(self.mcp)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -213,7 +213,7 @@ class HttpSession:
         self.endpoint.cancel_all_incoming()
         if self._notifier is not None:
             self._notifier.cancel()
-        self.app.server._sessions.discard(self.mcp)
+        self.app.server.detach(self.mcp)
         for stream in self.streams.values():
             stream.close()
         self.streams.clear()
@@ -224,7 +224,7 @@ class HttpSession:
 class _PostChannel:
     """Where a POST's request sends what comes before its answer; starts SSE on first use."""
 
-    __slots__ = ("_ended", "_send", "app", "extra_headers", "revision", "session", "stream")
+    __slots__ = ("_ended", "_send", "app", "extra_headers", "session", "stream")
 
     def __init__(
         self, app: McpHttpApp, session: HttpSession, send: Send, extra_headers: list[tuple[bytes, bytes]]
@@ -234,7 +234,6 @@ class _PostChannel:
         self._send = send
         self.extra_headers = extra_headers
         self.stream: EventStream | None = None
-        self.revision = session.mcp.revision
         self._ended = False  # the HTTP response ended early (close_connection); the stream lives on
 
     async def send(self, message: bytes) -> None:

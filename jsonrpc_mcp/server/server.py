@@ -445,19 +445,26 @@ class Server:
             session.list_changed(kind)
 
     # -- serving ----------------------------------------------------------------------------------
+    def attach(self, session: ServerSession) -> None:
+        """Count ``session`` among the live ones (it gets list_changed and resource updates)."""
+        self._sessions.add(session)
+
+    def detach(self, session: ServerSession) -> None:
+        self._sessions.discard(session)
+
     async def serve(self, stream: MessageStream) -> None:
         """Serve one connection over a message stream until the client closes it."""
         session = ServerSession(self)
         endpoint = Endpoint(stream, session, request_timeout=self.request_timeout, cancel=MCP_CANCEL)
         session.outbound = endpoint
-        self._sessions.add(session)
+        self.attach(session)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(session.run_notifier)
                 await endpoint.run()
                 tg.cancel_scope.cancel()
         finally:
-            self._sessions.discard(session)
+            self.detach(session)
 
     async def serve_stdio(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
         """Serve over this process's stdin/stdout until stdin closes."""
