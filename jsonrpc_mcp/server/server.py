@@ -23,7 +23,7 @@ from ..errors import (
 )
 from ..jsonrpc.endpoint import CancelSpec, Endpoint
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
-from ..revisions import HANDSHAKE_REVISIONS, Revision
+from ..revisions import ALL_REVISIONS, Revision
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from .clientlog import LEVELS
@@ -69,7 +69,9 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         page_size: int = 1000,
         request_timeout: float | None = 60.0,
-        revisions: tuple[Revision, ...] = HANDSHAKE_REVISIONS,
+        revisions: tuple[Revision, ...] = ALL_REVISIONS,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "public",
         logging_enabled: bool | None = None,
         default_log_level: str = "debug",
         strict_tool_names: bool = False,
@@ -87,7 +89,16 @@ class Server:
         self.icons = icons
         self.page_size = page_size
         self.request_timeout = request_timeout
+        if not any(r.has_handshake for r in revisions):
+            raise ValueError("revisions must include at least one handshake revision")
+        if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
+            raise ValueError('cache_ttl_ms must be >= 0 and cache_scope "public" or "private"')
         self.revisions = revisions
+        # without a stateless revision, modern requests are just unknown traffic before initialize,
+        # which is what tells a dual-era client to fall back to the handshake
+        self.speaks_modern = any(not r.has_handshake for r in revisions)
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
         self.tools: Registry[Tool] = Registry("tool", self._changed)
         self.resources: Registry[Resource] = Registry("resource", self._changed)
         self.templates: Registry[ResourceTemplate] = Registry("resource template", self._changed)
@@ -277,19 +288,28 @@ class Server:
         return bool(self.completers)
 
     # -- what the sessions ask ------------------------------------------------------------------------
+    def modern_revision(self, version: str) -> Revision | None:
+        """The stateless revision named ``version``, if this server serves it."""
+        for revision in self.revisions:
+            if revision.version == version and not revision.has_handshake:
+                return revision
+        return None
+
     def capabilities(self, revision: Revision) -> dict[str, Any]:
         """Server capabilities, derived from what is registered."""
         caps: dict[str, Any] = {}
+        # list_changed and resource updates need a channel to push on: a handshake session has one
+        push = revision.has_handshake
         if self.uses_logging():
             caps["logging"] = {}
         if self.completers and revision.has_completions_capability:
             caps["completions"] = {}
         if len(self.tools):
-            caps["tools"] = {"listChanged": True}
+            caps["tools"] = {"listChanged": True} if push else {}
         if len(self.resources) or len(self.templates):
-            caps["resources"] = {"subscribe": True, "listChanged": True}
+            caps["resources"] = {"subscribe": True, "listChanged": True} if push else {}
         if len(self.prompts):
-            caps["prompts"] = {"listChanged": True}
+            caps["prompts"] = {"listChanged": True} if push else {}
         return caps
 
     def uses_logging(self) -> bool:

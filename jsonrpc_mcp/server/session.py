@@ -39,6 +39,7 @@ from ..jsonrpc.messages import Notification, Request
 from ..revisions import Revision, negotiate
 from .clientlog import LEVELS, level_index
 from .context import Context
+from .modern import is_modern, serve_modern
 
 if TYPE_CHECKING:
     from .server import Server
@@ -133,6 +134,8 @@ class ServerSession:
     ordered_methods = frozenset({"initialize"})
 
     async def handle_request(self, request: Request, context: RequestContext) -> Any:
+        if self.server.speaks_modern and is_modern(request):  # it stands on its own envelope
+            return await serve_modern(self.server, request, context, self.outbound)
         method = request.method
         # the lifecycle table first: before the handshake only initialize and ping exist
         if self.state is State.NEW:
@@ -142,13 +145,7 @@ class ServerSession:
                 )
         elif method == "initialize":
             raise InvalidRequest("Invalid Request: the session is already initialized")
-        handler = _METHODS.get(method)
-        if handler is None:
-            raise MethodNotFound(f"Method not found: {method}")
-        capability = _NEEDS.get(method)
-        if capability is not None and not self.has_feature(capability):
-            raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
-        return await handler(self, _params(request), context)
+        return await dispatch(self, request, context)
 
     def has_feature(self, capability: str) -> bool:
         """Whether the session serves a feature: a capability key, or ``resources.subscribe``."""
@@ -277,6 +274,18 @@ class ServerSession:
         return result
 
 
+async def dispatch(session: ServerSession, request: Request, context: RequestContext) -> Any:
+    """Serve a request the lifecycle allows: find its handler, check the capability, run it."""
+    method = request.method
+    handler = _METHODS.get(method)
+    if handler is None:
+        raise MethodNotFound(f"Method not found: {method}")
+    capability = _NEEDS.get(method)
+    if capability is not None and not session.has_feature(capability):
+        raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
+    return await handler(session, _params(request), context)
+
+
 # -- method handlers ------------------------------------------------------------------------------
 async def _initialize(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
     requested = params.get("protocolVersion")
@@ -307,6 +316,17 @@ async def _initialize(session: ServerSession, params: dict[str, Any], rc: Reques
 
 async def _ping(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
     return {}
+
+
+async def _discover(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    server = session.server
+    result: dict[str, Any] = {
+        "supportedVersions": [r.version for r in reversed(server.revisions) if not r.has_handshake],
+        "capabilities": session.capabilities,
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
 
 
 async def _tools_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
@@ -415,6 +435,7 @@ async def _complete(session: ServerSession, params: dict[str, Any], rc: RequestC
 _METHODS: dict[str, Handler] = {
     "initialize": _initialize,
     "ping": _ping,
+    "server/discover": _discover,
     "tools/list": _tools_list,
     "tools/call": _tools_call,
     "resources/list": _resources_list,
