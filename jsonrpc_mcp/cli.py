@@ -219,6 +219,14 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--protocol-version", help="revision to ask for (default: the latest handshake one)")
     call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     call.add_argument("command", nargs="+", help="the server command, after --")
+
+    conformance = commands.add_parser(
+        "conformance",
+        help="check an MCP server against the spec fixtures (see docs/conformance.md)",
+        add_help=False,
+        prefix_chars="\x00",  # every argument, options included, goes to the harness's own parser
+    )
+    conformance.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -228,6 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     if args.command_name == "serve":
         return _serve(args)
+    if args.command_name == "conformance":  # the harness lives outside the package; imported only here
+        from conformance.cli import main as conformance_main
+
+        return conformance_main(args.rest, prog="jsonrpc-mcp conformance")
     import anyio
 
     try:

@@ -20,6 +20,17 @@ expiry (never while a request is in flight) and on shutdown. In stateless mode t
 each POST is served by a fresh session put directly in the ready state for the revision named by
 ``MCP-Protocol-Version``.
 
+Modern traffic (the stateless revisions, 2026-07-28 on) shares the endpoint: a POST whose
+``MCP-Protocol-Version`` names a stateless revision, or whose body's ``_meta`` names a protocol
+version, is served on its own by a throwaway session: no ``Mcp-Session-Id`` is minted, echoed or
+required (one sent is ignored, as is ``Last-Event-ID``), and there are no event ids to resume
+from. Its metadata headers are checked against the body first (:mod:`.modern`: 400 and -32020 on
+any disagreement), then the request runs as above, with three differences: closing the response
+(SSE or not) cancels the request; ``subscriptions/listen`` is always answered with SSE, kept alive
+with comment lines and ended gracefully (its final result) when the app shuts down; an error
+answered as JSON gets the status the revision assigns to its code (-32601: 404; -32020, -32021,
+-32022: 400). GET and DELETE naming a stateless revision get 405.
+
 The legacy HTTP+SSE transport (2024-11-05) is a stream transport: GET on the SSE path runs
 :meth:`Server.serve` over an in-memory pair whose other end writes SSE events, and POSTs to the message
 path push their bodies into it.
@@ -42,8 +53,10 @@ import orjson
 
 from ..jsonrpc import codec
 from ..jsonrpc.endpoint import Endpoint
-from ..jsonrpc.messages import Incoming, Invalid, Request
+from ..jsonrpc.errors import InvalidParams, JsonRpcError
+from ..jsonrpc.messages import ErrorResponse, Incoming, Invalid, Notification, Request, Response
 from ..revisions import REVISIONS, Revision
+from ..server.modern import CLIENT_CAPABILITIES, MODERN_ONLY, PROTOCOL_VERSION
 from ..server.server import MCP_CANCEL, Server
 from ..server.session import ServerSession, State
 from ..transports.http import security
@@ -52,6 +65,7 @@ from ..transports.http.security import Decision, TransportSecurity
 from ..transports.memory import memory_pair
 from ..transports.sse import KEEPALIVE, encode_event
 from .events import EventStore, EventStream, InMemoryEventStore
+from .modern import HEADER_MISMATCH, check_notification, check_request, mcp_headers
 
 __all__ = ["McpHttpApp"]
 
@@ -70,6 +84,9 @@ DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version is
 _BAD_REQUEST = -32600
 _PARSE_ERROR = -32700
 _INTERNAL_ERROR = -32603
+LISTEN = "subscriptions/listen"
+# the HTTP status of a modern request answered with an error (2026-07-28); other codes: 200
+_MODERN_STATUS = {-32700: 400, -32600: 400, -32601: 404, -32020: 400, -32021: 400, -32022: 400}
 
 
 class _Disconnected(Exception):
@@ -112,6 +129,22 @@ async def _error(
     send: Send, status: int, code: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
     await _respond(send, status, error_body(code, message), headers)
+
+
+async def _reject(send: Send, status: int, rid: Any, error: JsonRpcError) -> None:
+    """A JSON-RPC error answering request ``rid`` (id-less when None) with an HTTP error status."""
+    await _respond(send, status, codec.encode_error(rid, error, omit_null_id=True))
+
+
+def _modern_status(answer: bytes) -> int:
+    """The HTTP status of a modern answer: 200, or what the revision assigns to its error code."""
+    if b'"error"' not in answer:
+        return 200
+    try:
+        error = orjson.loads(answer).get("error")
+        return _MODERN_STATUS.get(error["code"], 200) if type(error) is dict else 200
+    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        return 200
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
@@ -224,7 +257,7 @@ class HttpSession:
 class _PostChannel:
     """Where a POST's request sends what comes before its answer; starts SSE on first use."""
 
-    __slots__ = ("_ended", "_send", "app", "extra_headers", "session", "stream")
+    __slots__ = ("_ended", "_send", "app", "extra_headers", "force_sse", "session", "stream")
 
     def __init__(
         self, app: McpHttpApp, session: HttpSession, send: Send, extra_headers: list[tuple[bytes, bytes]]
@@ -235,9 +268,10 @@ class _PostChannel:
         self.extra_headers = extra_headers
         self.stream: EventStream | None = None
         self._ended = False  # the HTTP response ended early (close_connection); the stream lives on
+        self.force_sse = False  # SSE even in JSON-only mode (subscriptions/listen)
 
     async def send(self, message: bytes) -> None:
-        if self.app.json_response:
+        if self.app.json_response and not self.force_sse:
             if b'"id"' in message and b'"method"' in message:  # a request to the client: use the GET stream
                 await self.session.standalone.emit(message)
             else:
@@ -349,6 +383,7 @@ class McpHttpApp:
         self._last_reap = time.monotonic()
         self._closing: set[asyncio.Task[None]] = set()  # sessions being closed after expiry
         self._shutting_down = anyio.Event()
+        self._modern_posts: set[HttpSession] = set()  # modern requests being served
         supported = [r.version for r in server.revisions]
         self._supported = {v: REVISIONS[v] for v in supported}
 
@@ -391,6 +426,7 @@ class McpHttpApp:
     async def aclose(self) -> None:
         """Shut down: end every stream and free every session."""
         self._shutting_down.set()
+        self._end_subscriptions()
         for session in list(self.sessions.values()):
             await session.close()
         self.sessions.clear()
@@ -407,6 +443,12 @@ class McpHttpApp:
         self._shutting_down.set()
         for session in self.sessions.values():
             session.standalone.close()
+        self._end_subscriptions()
+
+    def _end_subscriptions(self) -> None:
+        """End the subscriptions/listen requests served here gracefully (each gets its result)."""
+        for session in self._modern_posts:
+            self.server.subscriptions.end_all(owner=session.endpoint)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -514,6 +556,9 @@ class McpHttpApp:
         if type(message) is Invalid:
             await _respond(send, 400, codec.encode_error(None, message.error, omit_null_id=True))
             return
+        if self.server.speaks_modern and self._is_modern(scope, message):
+            await self._post_modern(scope, receive, send, message)
+            return
         version, refused = self._header_revision(scope)
         if refused is not None:
             await _error(send, 400, _BAD_REQUEST, refused)
@@ -578,14 +623,156 @@ class McpHttpApp:
         else:
             await _respond(send, 202, b"", extra)
 
+    # -- POST of modern traffic (2026-07-28 on) ----------------------------------------------------
+    def _modern_header(self, scope: Scope) -> bool:
+        """Whether MCP-Protocol-Version names a stateless revision this server serves."""
+        raw = _header(scope, VERSION_HEADER)
+        if raw is None:
+            return False
+        revision = self._supported.get(raw.decode("latin-1"))
+        return revision is not None and not revision.has_handshake
+
+    def _is_modern(self, scope: Scope, message: Incoming | list[Incoming]) -> bool:
+        """Modern traffic: the header names a stateless revision, or the body's envelope names a
+        protocol version (whatever its value: an unsupported one is answered -32022), or the
+        method exists only in the stateless revisions."""
+        if self._modern_header(scope):
+            return True
+        t = type(message)
+        if t is not Request and t is not Notification:
+            return False
+        params = message.params  # type: ignore[union-attr]
+        if type(params) is dict:
+            meta = params.get("_meta")
+            if type(meta) is dict and PROTOCOL_VERSION in meta:
+                return True
+        return t is Request and message.method in MODERN_ONLY  # type: ignore[union-attr]
+
+    async def _post_modern(
+        self, scope: Scope, receive: Receive, send: Send, message: Incoming | list[Incoming]
+    ) -> None:
+        if type(message) is list:
+            await _error(
+                send, 400, _BAD_REQUEST, "Invalid Request: the stateless protocol revisions have no batches"
+            )
+            return
+        if type(message) is Response or type(message) is ErrorResponse:
+            await _error(
+                send,
+                400,
+                _BAD_REQUEST,
+                "Invalid Request: a client of the stateless protocol revisions sends no responses",
+            )
+            return
+        headers, repeated = mcp_headers(scope["headers"])
+        rid = message.id if type(message) is Request else None
+        if repeated is not None:
+            await _reject(
+                send,
+                400,
+                rid,
+                JsonRpcError(f"Header mismatch: {repeated} appears more than once", code=HEADER_MISMATCH),
+            )
+            return
+        if type(message) is Notification:
+            problem = check_notification(message, headers)
+            if problem is not None:
+                await _reject(send, 400, None, JsonRpcError(problem, code=HEADER_MISMATCH))
+            else:
+                await _respond(send, 202)  # no client notification means anything here (no sessions)
+            return
+        assert type(message) is Request
+        request: Request = message
+        params = request.params
+        meta = params.get("_meta") if type(params) is dict else None
+        version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
+        if (
+            type(meta) is not dict
+            or type(version) is not str
+            or type(meta.get(CLIENT_CAPABILITIES)) is not dict
+        ):
+            error = InvalidParams(
+                f"Invalid params: {request.method} needs params._meta with {PROTOCOL_VERSION!r} (a string) "
+                f"and {CLIENT_CAPABILITIES!r} (an object)"
+            )
+            await _reject(send, 400, rid, error)
+            return
+        tool = None
+        if request.method == "tools/call" and type(params) is dict and type(params.get("name")) is str:
+            tool = self.server.tools.get(params["name"])
+        problem = check_request(request, version, headers, tool)
+        if problem is not None:
+            await _reject(send, 400, rid, JsonRpcError(problem, code=HEADER_MISMATCH))
+            return
+        if request.method == LISTEN and not _accepts(scope, EVENT_STREAM):
+            await _error(
+                send, 406, _BAD_REQUEST, "Not Acceptable: subscriptions/listen answers with text/event-stream"
+            )
+            return
+        await self._serve_modern(HttpSession(self, None), request, receive, send)
+
+    async def _serve_modern(
+        self, session: HttpSession, request: Request, receive: Receive, send: Send
+    ) -> None:
+        channel = _PostChannel(self, session, send, [])
+        listen = request.method == LISTEN
+        channel.force_sse = listen
+        self._modern_posts.add(session)
+        if listen and self._shutting_down.is_set():
+            self.server.subscriptions.end_all(owner=session.endpoint)  # answered at once
+
+        async def watch() -> None:
+            """Cancel the request when the client closes the response (which, unlike in the
+            handshake era, abandons it); keep a listen stream alive meanwhile."""
+            while True:
+                with anyio.move_on_after(self.keepalive if listen else math.inf):
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    session.endpoint.cancel_incoming(request.id)
+                    return
+                if channel.stream is not None:
+                    await channel.stream.write_raw(KEEPALIVE)
+
+        try:
+            try:
+                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is not None:  # a plain task: a task group costs several times more per request
+                watcher = loop.create_task(watch())
+                try:
+                    processed = await session.endpoint.process(request, channel)
+                finally:
+                    watcher.cancel()
+            else:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(watch)
+                    processed = await session.endpoint.process(request, channel)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._modern_posts.discard(session)
+        answer = processed.answer
+        if channel.stream is not None:
+            await channel.finish(answer)
+        elif answer is None:  # cancelled: the client is gone, and nobody reads this
+            await _respond(send, 202)
+        else:
+            await _respond(send, _modern_status(answer), answer)
+
+    def _stateless_reason(self, scope: Scope) -> str:
+        if self._modern_header(scope):
+            raw = _header(scope, VERSION_HEADER) or b""
+            return f"protocol revision {raw.decode('latin-1')} has no sessions"
+        return "the server is stateless"
+
     # -- GET: the standalone stream, or resuming a stream ------------------------------------------
     async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.stateless:
+        if self.stateless or self._modern_header(scope):
             await _error(
                 send,
                 405,
                 _BAD_REQUEST,
-                "Method GET not allowed: the server is stateless",
+                f"Method GET not allowed: {self._stateless_reason(scope)}",
                 [(b"allow", b"POST")],
             )
             return
@@ -680,12 +867,12 @@ class McpHttpApp:
 
     # -- DELETE -----------------------------------------------------------------------------------
     async def _delete(self, scope: Scope, send: Send) -> None:
-        if self.stateless:
+        if self.stateless or self._modern_header(scope):
             await _error(
                 send,
                 405,
                 _BAD_REQUEST,
-                "Method DELETE not allowed: the server is stateless",
+                f"Method DELETE not allowed: {self._stateless_reason(scope)}",
                 [(b"allow", b"POST")],
             )
             return

@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -16,6 +17,7 @@ from typing import Any
 
 import uvicorn
 
+from ..server.mrtr import STATE_KEY_ENV
 from ..server.server import Server
 from .app import McpHttpApp
 
@@ -47,7 +49,9 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
     url = f"http://{options.host}:{options.port}{options.path}"
     print(f"jsonrpc-mcp: serving {server.name} at {url}", file=sys.stderr, flush=True)
     if options.workers > 1:
-        # each worker process imports the app afresh: hand it the target and the options
+        # each worker process imports the app afresh: hand it the target and the options, and one
+        # requestState key, so that a multi round-trip retry may land on any worker
+        os.environ.setdefault(STATE_KEY_ENV, secrets.token_hex(32))
         os.environ[_ENV] = json.dumps(
             {"target": target, "args": target_args, "options": _app_options(options)}
         )

@@ -16,6 +16,13 @@ about a request comes before its answer, and nothing comes after it.
 Requests to the client (sampling, elicitation, roots) are checked against the capabilities the
 client declared and the negotiated revision first (:class:`CapabilityError`), drain the outbox,
 and wait at most ``Server.request_timeout`` for the answer.
+
+In a modern (2026-07-28) request the same calls are *asks* of a multi round-trip request (see
+:mod:`jsonrpc_mcp.server.mrtr`): the answer comes from the client's retry, and the handler runs
+again from the start on every round, so what it does before an ask may happen more than once. A
+capability missing from the request's ``clientCapabilities`` raises
+:class:`~jsonrpc_mcp.server.modern.MissingClientCapability` (a :class:`CapabilityError`, answered
+-32021 if let escape); only ``tools/call``, ``prompts/get`` and ``resources/read`` can ask.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from ..jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 from ..revisions import Revision
 from .clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
 from .elicitation import check_form_schema
+from .modern import MissingClientCapability
+from .mrtr import INPUT_METHODS, MRTR_METHODS, Exchange, current_exchange
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -71,6 +80,7 @@ class Context:
 
     __slots__ = (
         "_closed",
+        "_exchange",
         "_flushers",
         "_last_progress",
         "_logger",
@@ -91,6 +101,8 @@ class Context:
         self._loop_thread = threading.get_ident()
         self._logger: logging.Logger | None = None
         self._flushers: set[asyncio.Task[None]] | None = None
+        # a modern request's multi round-trip exchange (None: a handshake session, or cannot ask)
+        self._exchange: Exchange | None = current_exchange.get()
 
     # -- about the request ------------------------------------------------------------------------
     @property
@@ -236,31 +248,79 @@ class Context:
     async def send_request(self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT) -> Any:
         """Send a request to the client and wait (at most ``timeout``, default the server's
         ``request_timeout``) for its result. The client's error answer raises JsonRpcError;
-        no answer in time raises RequestTimeout (the client is told to cancel)."""
+        no answer in time raises RequestTimeout (the client is told to cancel).
+
+        In a modern request there are no such requests: ``elicitation/create``,
+        ``sampling/createMessage`` and ``roots/list`` become asks of the multi round-trip request
+        (the client must have declared the capability); any other method is a CapabilityError."""
         if self._closed:
             raise RuntimeError(f"the {self.method} request this Context served has finished")
+        if not self.revision.has_handshake:
+            if method not in INPUT_METHODS:
+                raise CapabilityError(
+                    f"protocol revision {self.revision.version} has no requests from the server to the "
+                    f"client; {method} cannot be sent"
+                )
+            name = method.split("/", 1)[0]
+            declared = self._client_capability(name, method)
+            mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+            # an empty elicitation capability means form mode only
+            if name == "elicitation" and mode not in (declared or {"form": {}}):
+                raise self._missing(
+                    f"the client did not declare {mode}-mode elicitation", {"elicitation": {mode: {}}}
+                )
+            return self._ask_modern(method, params)
         await self._flush()
         if timeout is _DEFAULT:
             timeout = self.session.server.request_timeout
         return await self._rc.send_request(method, params, timeout=timeout)
 
+    def _ask_modern(self, method: str, params: Any) -> Any:
+        """An ask of a multi round-trip request: the client's answer, or InputRequired."""
+        self._check_can_ask()
+        assert self._exchange is not None
+        return self._exchange.ask(method, params)
+
+    def _check_can_ask(self) -> None:
+        """Modern requests other than tools/call, prompts/get and resources/read cannot ask."""
+        if self._exchange is None and not self.revision.has_handshake:
+            raise CapabilityError(
+                f"a {self.method} request cannot ask the client for input in protocol revision "
+                f"{self.revision.version}; only {', '.join(sorted(MRTR_METHODS))} can"
+            )
+
+    def _missing(self, message: str, required: dict[str, Any]) -> CapabilityError:
+        """The error for a capability the client did not declare: -32021 in modern requests."""
+        if self.revision.has_handshake:
+            return CapabilityError(message, {"requiredCapabilities": required})
+        return MissingClientCapability(message, required)
+
     async def _ask(self, method: str, params: Any, timeout: float | None) -> dict[str, Any]:
-        try:
-            result = await self.send_request(method, params, timeout=timeout)
-        except JsonRpcError as exc:
-            raise ClientError(
-                f"the client answered {method} with error {exc.code}: {exc.message}", exc.data, code=exc.code
-            ) from exc
+        """Ask the client (capabilities already checked): a request, or a modern round's ask."""
+        if self._closed:
+            raise RuntimeError(f"the {self.method} request this Context served has finished")
+        if not self.revision.has_handshake:
+            result = self._ask_modern(method, params)
+        else:
+            try:
+                result = await self.send_request(method, params, timeout=timeout)
+            except JsonRpcError as exc:
+                raise ClientError(
+                    f"the client answered {method} with error {exc.code}: {exc.message}",
+                    exc.data,
+                    code=exc.code,
+                ) from exc
         if not isinstance(result, dict):
             raise ClientError(f"the client's answer to {method} is not an object", code=INTERNAL_ERROR)
         return result
 
     def _client_capability(self, name: str, method: str) -> dict[str, Any]:
+        self._check_can_ask()
         declared = self.client_capabilities.get(name)
         if not isinstance(declared, dict):
-            raise CapabilityError(
+            raise self._missing(
                 f"the client did not declare the {name!r} capability, so the server cannot send {method}",
-                {"requiredCapabilities": {name: {}}},
+                {name: {}},
             )
         return declared
 
@@ -293,10 +353,19 @@ class Context:
             if not revision.has_sampling_tools:
                 raise CapabilityError(f"protocol revision {revision.version} has no tool use in sampling")
             if not isinstance(declared.get("tools"), dict):
-                raise CapabilityError(
+                raise self._missing(
                     "the client did not declare 'sampling.tools', so sampling cannot offer tools",
-                    {"requiredCapabilities": {"sampling": {"tools": {}}}},
+                    {"sampling": {"tools": {}}},
                 )
+        if (
+            not revision.has_handshake
+            and body.get("includeContext") not in (None, "none")
+            and not isinstance(declared.get("context"), dict)
+        ):
+            raise self._missing(
+                "the client did not declare 'sampling.context', so sampling cannot include context",
+                {"sampling": {"context": {}}},
+            )
         result = await self._ask("sampling/createMessage", body, timeout)
         if "role" not in result or "content" not in result or not isinstance(result.get("model"), str):
             raise ClientError(
@@ -318,9 +387,9 @@ class Context:
             raise CapabilityError(f"protocol revision {revision.version} has no elicitation")
         declared = self._client_capability("elicitation", "elicitation/create")
         if revision.has_url_elicitation and declared and "form" not in declared:
-            raise CapabilityError(
+            raise self._missing(
                 "the client declared only URL-mode elicitation, so the server cannot send a form",
-                {"requiredCapabilities": {"elicitation": {"form": {}}}},
+                {"elicitation": {"form": {}}},
             )
         schema = check_form_schema(requested_schema, revision)
         params: dict[str, Any] = {"mode": "form"} if revision.has_url_elicitation else {}
@@ -333,22 +402,21 @@ class Context:
     ) -> dict[str, Any]:
         """Send the user to ``url`` (URL-mode ``elicitation/create``, 2025-11-25; for anything secret,
         e.g. credentials or payments); returns the ElicitResult. ``elicitation_id`` defaults to a new
-        UUID; announce the out-of-band completion with ``ctx.session.notify_elicitation_complete``."""
+        UUID; announce the out-of-band completion with ``ctx.session.notify_elicitation_complete``.
+        Modern requests (2026-07-28) have no elicitation ids: ``elicitation_id`` is not sent there,
+        and the client answers once the user is done."""
         revision = self.revision
         if not revision.has_url_elicitation:
             raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
         declared = self._client_capability("elicitation", "elicitation/create")
         if "url" not in declared:
-            raise CapabilityError(
+            raise self._missing(
                 "the client did not declare URL-mode elicitation ('elicitation.url')",
-                {"requiredCapabilities": {"elicitation": {"url": {}}}},
+                {"elicitation": {"url": {}}},
             )
-        params = {
-            "mode": "url",
-            "message": message,
-            "url": url,
-            "elicitationId": elicitation_id or str(uuid.uuid4()),
-        }
+        params = {"mode": "url", "message": message, "url": url}
+        if revision.has_handshake:
+            params["elicitationId"] = elicitation_id or str(uuid.uuid4())
         return _elicit_result(await self._ask("elicitation/create", params, timeout))
 
     async def list_roots(self, *, timeout: float | None = _DEFAULT) -> list[dict[str, Any]]:

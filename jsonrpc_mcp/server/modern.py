@@ -10,17 +10,28 @@ alone (revision, client capabilities, client info, log level) and already in the
 every handler, and the per-revision rules they apply, work unchanged; nothing is inferred from
 earlier requests. The result is then finished the modern way: ``resultType``, the server's info in
 ``_meta``, and caching hints on the cacheable results.
+
+``tools/call``, ``prompts/get`` and ``resources/read`` may ask the client for input (elicitation,
+sampling, roots) through their Context: a round whose handler asked something the client has not
+answered yet ends with an ``InputRequiredResult`` (see :mod:`jsonrpc_mcp.server.mrtr`), which
+carries no caching hints; a complete result of a round that carried ``inputResponses`` or
+``requestState`` says it must not be reused (``ttlMs`` 0, ``cacheScope`` "private"). A handler
+asking for a capability the client did not declare in this request gets
+:class:`MissingClientCapability` (a :class:`CapabilityError`; escaping, the request is answered
+-32021 with ``data.requiredCapabilities``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CapabilityError
 from ..jsonrpc.endpoint import Outbound, RequestContext
 from ..jsonrpc.errors import InvalidParams, JsonRpcError, MethodNotFound
 from ..jsonrpc.messages import Request
 from ..revisions import Revision
 from .clientlog import LEVELS, level_index
+from .mrtr import MRTR_METHODS, Exchange, current_exchange, is_input_required
 
 if TYPE_CHECKING:
     from .server import Server
@@ -67,13 +78,20 @@ class UnsupportedProtocolVersion(JsonRpcError):
     code = -32022
 
 
-class MissingClientCapability(JsonRpcError):
-    """-32021: serving the request needs a capability the client did not declare."""
+class MissingClientCapability(CapabilityError):
+    """-32021: serving the request needs a capability the client did not declare in it.
+
+    What the Context raises in modern requests where a handshake session raises a plain
+    :class:`CapabilityError`, so a handler catching ``CapabilityError`` works in both eras; let
+    escape, it answers the request with -32021 and ``data.requiredCapabilities`` (e.g.
+    ``{"elicitation": {}}``).
+    """
 
     code = -32021
 
     def __init__(self, message: str, required: dict[str, Any]) -> None:
-        super().__init__(message, {"requiredCapabilities": required})
+        JsonRpcError.__init__(self, message, {"requiredCapabilities": required}, code=-32021)
+        self.required = required
 
 
 def is_modern(request: Request) -> bool:
@@ -130,12 +148,34 @@ async def serve_modern(
         session.log_threshold = level_index(level)
     else:
         raise InvalidParams(f"Invalid params: unknown log level {level!r}; use one of {', '.join(LEVELS)}")
-    result = await dispatch(session, request, rc)
-    return finish(server, revision, method, result)
+    if method not in MRTR_METHODS:
+        result = await dispatch(session, request, rc)  # (its Context cannot ask the client anything)
+        return finish(server, revision, method, result)
+    params = request.params if type(request.params) is dict else {}
+    exchange = Exchange.start(server.request_state, method, params)
+    token = current_exchange.set(exchange)
+    try:
+        result = await dispatch(session, request, rc)
+    except BaseException as exc:
+        if not (exchange.pending and is_input_required(exc)):
+            raise
+        result = exchange.input_required_result(server.request_state)
+    else:
+        if exchange.pending:  # the handler swallowed InputRequired: its questions still stand
+            result = exchange.input_required_result(server.request_state)
+    finally:
+        current_exchange.reset(token)
+    return finish(server, revision, method, result, cacheable=not exchange.retried)
 
 
-def finish(server: Server, revision: Revision, method: str, result: Any) -> Any:
-    """Add what every modern result carries: ``resultType``, server info, caching hints."""
+def finish(server: Server, revision: Revision, method: str, result: Any, *, cacheable: bool = True) -> Any:
+    """Add what every modern result carries: ``resultType``, server info, and caching hints on the
+    complete results of cacheable methods (never on ``input_required`` results).
+
+    A complete result reached through ``inputResponses``/``requestState`` (``cacheable`` False)
+    depends on inputs outside any cache key: the schema still requires the hints on it (e.g.
+    ``ReadResourceResult``), so it says "do not reuse": ``ttlMs`` 0, ``cacheScope`` "private".
+    """
     if type(result) is not dict:
         return result
     out = dict(result)
@@ -144,6 +184,10 @@ def finish(server: Server, revision: Revision, method: str, result: Any) -> Any:
     meta[SERVER_INFO] = server.server_info(revision)
     out["_meta"] = meta
     if kind == "complete" and method in CACHEABLE:
-        out.setdefault("ttlMs", server.cache_ttl_ms)
-        out.setdefault("cacheScope", server.cache_scope)
+        if cacheable:
+            out.setdefault("ttlMs", server.cache_ttl_ms)
+            out.setdefault("cacheScope", server.cache_scope)
+        else:
+            out["ttlMs"] = 0
+            out["cacheScope"] = "private"
     return out

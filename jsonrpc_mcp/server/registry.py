@@ -26,6 +26,7 @@ from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
 from .context import Context
 from .introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
+from .modern import MissingClientCapability
 from .schema import CompiledSchema, SchemaDefinitionError
 from .uritemplate import UriTemplate
 
@@ -331,6 +332,8 @@ async def _run(handler: _Handler, arguments: dict[str, Any], ctx: Context, what:
     """Call a resource or prompt handler; its failure is an internal error, logged with its traceback."""
     try:
         return await handler(arguments, ctx)
+    except MissingClientCapability:  # 2026-07-28: the request is answered -32021
+        raise
     except (CapabilityError, ClientError) as exc:  # the client could not help: our failure to report
         logger.warning("%s: %s", what, exc.message)
         raise InternalError(f"Internal error: the handler of {what} failed: {exc.message}") from None

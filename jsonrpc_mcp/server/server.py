@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -28,8 +28,11 @@ from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from .clientlog import LEVELS
 from .context import Context
+from .modern import MissingClientCapability
+from .mrtr import DEFAULT_STATE_TTL, RequestStateSealer
 from .registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
 from .session import ServerSession, State
+from .subscriptions import SubscriptionHub
 
 __all__ = ["Server"]
 
@@ -55,6 +58,12 @@ class Server:
     ``A-Z a-z 0-9 _ - .``; a SHOULD) when the server speaks a revision that has them: a name that
     breaks them is logged as a warning, or refused with ``RegistrationError`` if
     ``strict_tool_names``.
+
+    Multi round-trip requests (2026-07-28): the ``requestState`` a client echoes is sealed with
+    HMAC-SHA256 under ``state_key`` (bytes or str of at least 16 bytes, or a list whose first key
+    seals and every key opens), else ``$JSONRPC_MCP_STATE_KEY``, else a random per-process key; it
+    expires after ``state_ttl`` seconds. Processes that may see each other's retries (HTTP workers
+    behind one endpoint) need the same key.
     """
 
     def __init__(
@@ -75,6 +84,8 @@ class Server:
         logging_enabled: bool | None = None,
         default_log_level: str = "debug",
         strict_tool_names: bool = False,
+        state_key: bytes | str | Sequence[bytes | str] | None = None,
+        state_ttl: float = DEFAULT_STATE_TTL,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -107,8 +118,14 @@ class Server:
         self.logging_enabled = logging_enabled
         self.default_log_level = default_log_level
         self.strict_tool_names = strict_tool_names
+        # seals the requestState of multi round-trip requests (2026-07-28; see .mrtr)
+        self.request_state = RequestStateSealer.create(state_key, ttl=state_ttl)
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        # the open subscriptions/listen requests (2026-07-28): where list changes and resource
+        # updates reach the stateless clients (handshake sessions get theirs through _sessions)
+        self.subscriptions = SubscriptionHub()
         self._wire_cache: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
+        self._capabilities_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     # -- registration -----------------------------------------------------------------------------
     def add_tool(
@@ -296,20 +313,38 @@ class Server:
         return None
 
     def capabilities(self, revision: Revision) -> dict[str, Any]:
-        """Server capabilities, derived from what is registered."""
+        """Server capabilities, derived from what is registered (remembered until that changes:
+        every stateless request asks). Treat the result as read-only."""
+        key = (
+            revision.version,
+            self.tools.generation,
+            self.resources.generation,
+            self.templates.generation,
+            self.prompts.generation,
+            len(self.completers),
+            self.logging_enabled,
+        )
+        cached = self._capabilities_cache.get(key)
+        if cached is None:
+            if len(self._capabilities_cache) > 64:
+                self._capabilities_cache.clear()
+            cached = self._capabilities_cache[key] = self._derive_capabilities(revision)
+        return cached
+
+    def _derive_capabilities(self, revision: Revision) -> dict[str, Any]:
         caps: dict[str, Any] = {}
-        # list_changed and resource updates need a channel to push on: a handshake session has one
-        push = revision.has_handshake
+        # list changes and resource updates are pushed on a handshake session's own channel, or
+        # (stateless revisions) on a subscriptions/listen request's
         if self.uses_logging():
             caps["logging"] = {}
         if self.completers and revision.has_completions_capability:
             caps["completions"] = {}
         if len(self.tools):
-            caps["tools"] = {"listChanged": True} if push else {}
+            caps["tools"] = {"listChanged": True}
         if len(self.resources) or len(self.templates):
-            caps["resources"] = {"subscribe": True, "listChanged": True} if push else {}
+            caps["resources"] = {"subscribe": True, "listChanged": True}
         if len(self.prompts):
-            caps["prompts"] = {"listChanged": True} if push else {}
+            caps["prompts"] = {"listChanged": True}
         return caps
 
     def uses_logging(self) -> bool:
@@ -368,6 +403,8 @@ class Server:
             text = f"Tool {tool.name!r} needs the user to visit a URL; this protocol revision cannot ask"
             logger.warning("%s: %s", text, exc.message)
             return {"content": [{"type": "text", "text": text}], "isError": True}
+        except MissingClientCapability:  # 2026-07-28: the request is answered -32021
+            raise
         except (CapabilityError, ClientError) as exc:  # the client cannot or did not help
             logger.info("tool %r: %s", tool.name, exc.message)
             text = f"Tool {tool.name!r} failed: {exc.message}"
@@ -444,11 +481,12 @@ class Server:
 
     async def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to every session subscribed to ``uri`` (or to a
-        URI it is below, e.g. ``file:///dir`` for ``file:///dir/a``); returns how many were told.
+        URI it is below, e.g. ``file:///dir`` for ``file:///dir/a``) and to every
+        ``subscriptions/listen`` request watching it; returns how many were told.
 
         Call it on the event loop; from a worker thread, ``anyio.from_thread.run(...)`` it.
         """
-        told = 0
+        told = self.subscriptions.resource_updated(uri)
         for session in list(self._sessions):
             if session.state is not State.READY or not session.is_subscribed(uri):
                 continue
@@ -463,6 +501,7 @@ class Server:
     def _changed(self, kind: str) -> None:
         for session in list(self._sessions):
             session.list_changed(kind)
+        self.subscriptions.list_changed(kind)
 
     # -- serving ----------------------------------------------------------------------------------
     def attach(self, session: ServerSession) -> None:

@@ -40,6 +40,7 @@ from ..revisions import Revision, negotiate
 from .clientlog import LEVELS, level_index
 from .context import Context
 from .modern import is_modern, serve_modern
+from .subscriptions import covers, listen
 
 if TYPE_CHECKING:
     from .server import Server
@@ -187,11 +188,7 @@ class ServerSession:
     def is_subscribed(self, uri: str) -> bool:
         """Whether ``uri`` is, or is below (``uri`` starts with it and a "/"), a subscribed URI."""
         subscriptions = self.subscriptions
-        if not subscriptions:
-            return False
-        if uri in subscriptions:
-            return True
-        return any(uri.startswith(s if s.endswith("/") else s + "/") for s in subscriptions)
+        return bool(subscriptions) and covers(subscriptions, uri)  # the rule listen streams share
 
     # -- server -> client -------------------------------------------------------------------------
     async def notify(self, method: str, params: Any = None) -> None:
@@ -203,11 +200,18 @@ class ServerSession:
         """Ping the client; raises RequestTimeout if it does not answer."""
         if self.outbound is None:
             raise RuntimeError("the session is not connected")
+        self._need_handshake("ping the client")
         await self.outbound.request("ping", None, timeout=timeout)
+
+    def _need_handshake(self, what: str) -> None:
+        revision = self.revision
+        if revision is not None and not revision.has_handshake:
+            raise CapabilityError(f"cannot {what}: revision {revision.version} has no server-sent requests")
 
     async def notify_elicitation_complete(self, elicitation_id: str) -> None:
         """Tell the client a URL-mode elicitation finished (``notifications/elicitation/complete``)."""
         revision = self._rev()
+        self._need_handshake("send notifications/elicitation/complete")
         if not revision.has_url_elicitation:
             raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
         await self.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
@@ -447,6 +451,7 @@ _METHODS: dict[str, Handler] = {
     "resources/subscribe": _subscribe,
     "resources/unsubscribe": _unsubscribe,
     "completion/complete": _complete,
+    "subscriptions/listen": listen,
 }
 
 _NEEDS: dict[str, str] = {

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from jsonrpc_mcp import Context, Server
+from jsonrpc_mcp.revisions import ALL_REVISIONS, Revision
 
 
 class Controls:
@@ -26,9 +27,13 @@ class Controls:
         self.finished: defaultdict[str, anyio.Event] = defaultdict(anyio.Event)
 
 
-def build_server(controls: Controls | None = None, name: str = "http-toolbox") -> Server:
+def build_server(
+    controls: Controls | None = None,
+    name: str = "http-toolbox",
+    revisions: tuple[Revision, ...] = ALL_REVISIONS,
+) -> Server:
     controls = controls if controls is not None else Controls()
-    server = Server(name, "0.1.0")
+    server = Server(name, "0.1.0", revisions=revisions)
 
     @server.tool()
     def add(a: int, b: int) -> str:

@@ -1,0 +1,172 @@
+"""``jsonrpc-mcp conformance``: run the spec fixtures against an MCP server.
+
+Usage::
+
+    jsonrpc-mcp conformance stdio [OPTIONS] -- CMD [ARGS...]
+    jsonrpc-mcp conformance --config FILE --server NAME [OPTIONS]
+
+Exit codes:
+    0  every applicable requirement passed (failures listed in --expected-failures are tolerated)
+    1  at least one requirement failed that the baseline does not expect to fail
+    2  usage error (bad options, unreadable config or baseline, unknown server name)
+    3  the server could not be exercised: it would not start, or no revision could be opened
+    4  the fixtures in spec/ are inconsistent (the manifest check failed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .baseline import BaselineError, apply_baseline, load_baseline
+from .fixtures import ALL_REVISIONS, FixtureError, load_spec, select_ids
+from .report import summary, to_json, to_junit, to_text
+from .runner import Options, Run, run_conformance
+from .targets import StdioTarget, Target
+
+__all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_FIXTURES = 0, 1, 2, 3, 4
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Check an MCP server against the specification, requirement by requirement.",
+        epilog="Exit codes: 0 passed, 1 failures, 2 usage error, 3 server unreachable, 4 bad fixtures.",
+    )
+    parser.add_argument(
+        "mode", nargs="?", choices=["stdio"], help="how to reach the server (or use --config)"
+    )
+    parser.add_argument("command", nargs="*", help="stdio: the server command, after --")
+    parser.add_argument(
+        "--config", type=Path, help="an mcpServers JSON config (Claude Desktop / Cursor format)"
+    )
+    parser.add_argument("--server", help="the server's name in --config")
+    parser.add_argument(
+        "--revision",
+        action="append",
+        choices=ALL_REVISIONS,
+        help="revision to check (repeatable; default: detect)",
+    )
+    parser.add_argument("--only", action="append", default=[], help="requirement id glob to run (repeatable)")
+    parser.add_argument(
+        "--skip", action="append", default=[], help="requirement id glob to leave out (repeatable)"
+    )
+    parser.add_argument(
+        "--expected-failures", type=Path, help="YAML baseline of requirements expected to fail"
+    )
+    parser.add_argument(
+        "--schema-dir", type=Path, help="directory of <revision>/schema.json to validate messages"
+    )
+    parser.add_argument("--spec-dir", type=Path, help="fixtures directory (default: the checkout's spec/)")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each response")
+    parser.add_argument(
+        "--format", choices=["text", "json", "junit"], default="text", help="stdout report format"
+    )
+    parser.add_argument("--json", dest="json_out", type=Path, help="also write the JSON report here")
+    parser.add_argument("--junit", dest="junit_out", type=Path, help="also write a JUnit XML report here")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="list passing and skipped requirements too"
+    )
+    return parser
+
+
+def target_from_config(path: Path, name: str | None) -> Target:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict) or not servers:
+        raise UsageError(f"{path} has no mcpServers")
+    if name is None:
+        if len(servers) != 1:
+            raise UsageError(f"{path} names several servers; pick one with --server ({', '.join(servers)})")
+        name = next(iter(servers))
+    entry = servers.get(name)
+    if not isinstance(entry, dict):
+        raise UsageError(f"{path} has no server {name!r} (it has {', '.join(servers)})")
+    if "command" not in entry:
+        raise UsageError(f"server {name!r} has no command (only stdio servers are supported by this version)")
+    args = entry.get("args", [])
+    env = entry.get("env")
+    if not isinstance(args, list) or (env is not None and not isinstance(env, dict)):
+        raise UsageError(f"server {name!r}: args must be a list and env an object")
+    cwd = entry.get("cwd")
+    return StdioTarget(
+        [str(entry["command"]), *map(str, args)],
+        env={k: str(v) for k, v in (env or {}).items()} if env is not None else None,
+        cwd=cwd,
+    )
+
+
+def _target(args: argparse.Namespace) -> Target:
+    if args.config is not None:
+        if args.mode is not None:
+            raise UsageError("give either a mode or --config, not both")
+        return target_from_config(args.config, args.server)
+    if args.mode == "stdio":
+        if not args.command:
+            raise UsageError("stdio needs the server command after --")
+        return StdioTarget(args.command)
+    raise UsageError("say how to reach the server: 'stdio -- CMD ...' or '--config FILE --server NAME'")
+
+
+def exit_code(run: Run) -> int:
+    ran = [v for v in run.verdicts if v.status != "skip"]
+    if not ran and not any(r.supported for r in run.revisions):
+        return EXIT_UNREACHABLE
+    return EXIT_FAILED if summary(run)["failed"] else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "python -m conformance") -> int:
+    out = out or sys.stdout
+    args = build_parser(prog).parse_args(argv)
+    try:
+        target = _target(args)
+        expected = load_baseline(args.expected_failures) if args.expected_failures else []
+    except (UsageError, BaselineError, OSError) as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        spec = load_spec(args.spec_dir)
+    except FixtureError as exc:
+        print(f"conformance: the fixtures are inconsistent:\n{exc}", file=sys.stderr)
+        return EXIT_FIXTURES
+    fixtures = select_ids(spec.fixtures, args.only, args.skip)
+    options = Options(revisions=args.revision, timeout=args.timeout, schema_dir=args.schema_dir)
+    try:
+        run = anyio.run(run_conformance, target, spec, fixtures, options)
+    except OSError as exc:
+        print(f"conformance: cannot start the server: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    apply_baseline(run, expected)
+    report = {
+        "text": lambda: to_text(run, verbose=args.verbose),
+        "json": lambda: to_json(run),
+        "junit": lambda: to_junit(run),
+    }
+    out.write(report[args.format]())
+    if args.json_out:
+        args.json_out.write_text(to_json(run), encoding="utf-8")
+    if args.junit_out:
+        args.junit_out.write_text(to_junit(run), encoding="utf-8")
+    if not os.environ.get("NO_CONFORMANCE_HINT") and exit_code(run) == EXIT_UNREACHABLE:
+        print("conformance: no revision could be opened; is the command an MCP server?", file=sys.stderr)
+    return exit_code(run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

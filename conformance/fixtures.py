@@ -1,0 +1,249 @@
+"""Loading the fixtures in ``spec/`` and checking them against the manifest.
+
+Layout: ``spec/manifest.json`` names every requirement id and the file holding its fixture;
+``spec/mcp/*.json`` hold the MCP fixtures (one requirement per entry); ``spec/jsonrpc/examples.json``
+holds the JSON-RPC 2.0 §7 examples, run against a plain JSON-RPC server by the project's tests.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ALL_REVISIONS",
+    "LEGACY_REVISIONS",
+    "MODERN_REVISIONS",
+    "Fixture",
+    "FixtureError",
+    "Spec",
+    "default_spec_dir",
+    "expand_revisions",
+    "load_spec",
+    "select_ids",
+]
+
+LEGACY_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_REVISIONS = ("2026-07-28",)
+ALL_REVISIONS = LEGACY_REVISIONS + MODERN_REVISIONS
+TRANSPORTS = ("stdio", "http", "inprocess")
+LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY", "schema", "derived", "JSON-RPC 2.0")
+ID_RE = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*(?::[a-z0-9]+(?:[-_.][a-z0-9]+)*)+$")
+FIXTURE_KEYS = {
+    "id",
+    "title",
+    "level",
+    "revisions",
+    "transports",
+    "spec",
+    "connection",
+    "requires",
+    "ambiguity",
+    "steps",
+    "invariant",
+}
+
+
+class FixtureError(Exception):
+    """The fixtures are inconsistent (the message lists every problem)."""
+
+
+def default_spec_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "spec"
+
+
+def expand_revisions(tokens: Iterable[str]) -> tuple[str, ...]:
+    """``all``, ``legacy``, ``modern``, ``V+`` (V and later), ``-V`` (up to V) or exact revisions."""
+    chosen: set[str] = set()
+    for token in tokens:
+        if token == "all":
+            chosen.update(ALL_REVISIONS)
+        elif token == "legacy":
+            chosen.update(LEGACY_REVISIONS)
+        elif token == "modern":
+            chosen.update(MODERN_REVISIONS)
+        elif token.endswith("+") and token[:-1] in ALL_REVISIONS:
+            chosen.update(r for r in ALL_REVISIONS if r >= token[:-1])
+        elif token.startswith("-") and token[1:] in ALL_REVISIONS:
+            chosen.update(r for r in ALL_REVISIONS if r <= token[1:])
+        elif token in ALL_REVISIONS:
+            chosen.add(token)
+        else:
+            raise FixtureError(f"unknown revision token {token!r}")
+    return tuple(r for r in ALL_REVISIONS if r in chosen)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One requirement and how to check it."""
+
+    id: str
+    title: str
+    level: str
+    revisions: tuple[str, ...]
+    transports: tuple[str, ...]
+    spec: dict[str, Any]
+    file: str
+    area: str
+    connection: str = "session"  # "session": after the handshake, shared; "fresh": a new connection
+    requires: tuple[str, ...] = ()
+    ambiguity: dict[str, Any] | None = None
+    steps: tuple[dict[str, Any], ...] = ()
+    invariant: str | None = None  # judged over every message of the run instead of by steps
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def citation(self) -> str:
+        page = self.spec.get("page", "")
+        notes = self.spec.get("notes")
+        return f"{page}" + (f" (NOTES §10 {notes})" if notes else "")
+
+    def applies(self, revision: str, transport: str) -> bool:
+        return revision in self.revisions and transport in self.transports
+
+
+@dataclass
+class Spec:
+    fixtures: list[Fixture]
+    manifest: dict[str, Any]
+    examples: list[dict[str, Any]]
+    directory: Path
+
+    def by_id(self) -> dict[str, Fixture]:
+        return {f.id: f for f in self.fixtures}
+
+    def count_by_revision(self) -> dict[str, int]:
+        return {r: sum(1 for f in self.fixtures if r in f.revisions) for r in ALL_REVISIONS}
+
+    def notes_coverage(self) -> dict[str, list[str]]:
+        """NOTES.md §10 assertion id -> the fixtures that check it."""
+        covered: dict[str, list[str]] = {}
+        for fixture in self.fixtures:
+            for note in _notes_of(fixture.spec):
+                covered.setdefault(note, []).append(fixture.id)
+        return covered
+
+
+def _notes_of(spec: dict[str, Any]) -> list[str]:
+    notes = spec.get("notes")
+    if notes is None:
+        return []
+    return [notes] if isinstance(notes, str) else list(notes)
+
+
+def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -> Fixture | None:
+    where = f"{file}: {entry.get('id', '<no id>')}"
+    unknown = set(entry) - FIXTURE_KEYS
+    if unknown:
+        problems.append(f"{where}: unknown keys {sorted(unknown)}")
+    fid = entry.get("id")
+    if not isinstance(fid, str) or not ID_RE.match(fid):
+        problems.append(f"{where}: id must look like area:topic:name")
+        return None
+    for key in ("title", "level", "revisions", "spec"):
+        if key not in entry:
+            problems.append(f"{where}: missing {key!r}")
+    if entry.get("level") not in LEVELS:
+        problems.append(f"{where}: level {entry.get('level')!r} not one of {LEVELS}")
+    spec = entry.get("spec", {})
+    if not isinstance(spec, dict) or not spec.get("page"):
+        problems.append(f"{where}: spec.page (the page the requirement comes from) is required")
+    transports = tuple(entry.get("transports", TRANSPORTS))
+    if set(transports) - set(TRANSPORTS):
+        problems.append(f"{where}: unknown transports {sorted(set(transports) - set(TRANSPORTS))}")
+    if bool(entry.get("steps")) == bool(entry.get("invariant")):
+        problems.append(f"{where}: exactly one of steps / invariant is required")
+    connection = entry.get("connection", "session")
+    if connection not in ("session", "fresh"):
+        problems.append(f"{where}: connection must be session or fresh")
+    try:
+        revisions = expand_revisions(entry.get("revisions", []))
+    except FixtureError as exc:
+        problems.append(f"{where}: {exc}")
+        revisions = ()
+    if not revisions:
+        problems.append(f"{where}: applies to no revision")
+    return Fixture(
+        id=fid,
+        title=entry.get("title", ""),
+        level=entry.get("level", ""),
+        revisions=revisions,
+        transports=transports,
+        spec=spec if isinstance(spec, dict) else {},
+        file=file,
+        area=area,
+        connection=connection,
+        requires=tuple(entry.get("requires", ())),
+        ambiguity=entry.get("ambiguity"),
+        steps=tuple(entry.get("steps", ())),
+        invariant=entry.get("invariant"),
+        raw=entry,
+    )
+
+
+def load_spec(directory: Path | None = None, *, check: bool = True) -> Spec:
+    """Load every fixture; with ``check`` raise :class:`FixtureError` on any manifest inconsistency."""
+    directory = directory or default_spec_dir()
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    problems: list[str] = []
+    fixtures: list[Fixture] = []
+    found: dict[str, str] = {}
+    for path in sorted((directory / "mcp").glob("*.json")):
+        rel = path.relative_to(directory).as_posix()
+        document = json.loads(path.read_text(encoding="utf-8"))
+        area = document.get("area", path.stem)
+        for entry in document.get("requirements", []):
+            fixture = _fixture(entry, rel, area, problems)
+            if fixture is None:
+                continue
+            if fixture.id in found:
+                problems.append(f"{rel}: duplicate id {fixture.id} (also in {found[fixture.id]})")
+            found[fixture.id] = rel
+            fixtures.append(fixture)
+    examples_doc = json.loads((directory / "jsonrpc" / "examples.json").read_text(encoding="utf-8"))
+    examples: list[dict[str, Any]] = examples_doc["examples"]
+    for example in examples:
+        if example["id"] in found:
+            problems.append(f"jsonrpc/examples.json: duplicate id {example['id']}")
+        found[example["id"]] = "jsonrpc/examples.json"
+    declared: dict[str, str] = manifest.get("requirements", {})
+    for rid, file in declared.items():
+        if rid not in found:
+            problems.append(f"manifest: requirement {rid} has no fixture (expected in {file})")
+        elif found[rid] != file:
+            problems.append(f"manifest: requirement {rid} is in {found[rid]}, manifest says {file}")
+    for rid, file in found.items():
+        if rid not in declared:
+            problems.append(f"{file}: fixture {rid} names no requirement in the manifest")
+    spec = Spec(fixtures=fixtures, manifest=manifest, examples=examples, directory=directory)
+    known_notes = set(manifest.get("notes_assertions", []))
+    covered = spec.notes_coverage()
+    for note in sorted(set(covered) - known_notes):
+        problems.append(f"fixtures cite NOTES §10 {note}, which the manifest does not list")
+    pending = manifest.get("notes_pending", {})
+    for note in sorted(known_notes):
+        if note not in covered and note not in pending:
+            problems.append(f"NOTES §10 {note} has no fixture and is not listed as pending")
+        if note in covered and note in pending:
+            problems.append(f"NOTES §10 {note} is covered and also listed as pending")
+    if check and problems:
+        raise FixtureError("\n".join(problems))
+    return spec
+
+
+def select_ids(
+    fixtures: Sequence[Fixture], only: Sequence[str] = (), skip: Sequence[str] = ()
+) -> list[Fixture]:
+    """Fixtures whose id matches any ``only`` glob (all when empty) and no ``skip`` glob."""
+    chosen = []
+    for fixture in fixtures:
+        if only and not any(fnmatch.fnmatchcase(fixture.id, p) for p in only):
+            continue
+        if any(fnmatch.fnmatchcase(fixture.id, p) for p in skip):
+            continue
+        chosen.append(fixture)
+    return chosen

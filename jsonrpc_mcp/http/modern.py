@@ -1,0 +1,221 @@
+"""Streamable HTTP for the stateless revisions (2026-07-28): the request metadata headers.
+
+A modern POST mirrors parts of its body in headers so that intermediaries can route it without
+reading the body: ``MCP-Protocol-Version`` (the envelope's protocol version), ``Mcp-Method``,
+``Mcp-Name`` (``params.name`` of ``tools/call`` and ``prompts/get``, ``params.uri`` of
+``resources/read``) and ``Mcp-Param-{Name}`` for each tool argument whose property schema carries
+``"x-mcp-header": "{Name}"``. The body is the source of truth; a server that reads it must reject
+a request whose headers are missing, differ from it, or are malformed (HTTP 400, JSON-RPC -32020).
+
+Header names compare case-insensitively, values case-sensitively after decoding: a value that is
+not plain visible ASCII travels as ``=?base64?<base64 of its UTF-8>?=``. Numbers compare as
+numbers (``42`` matches ``42.0``), booleans as ``true``/``false``.
+
+Decisions where the revision leaves room:
+
+* a modern body (its ``_meta`` names a protocol version) without ``MCP-Protocol-Version`` is a
+  mismatch (-32020), not 2025-03-26 traffic: the body says which revision it speaks, and read as
+  2025-03-26 it could only have been refused for lacking a session;
+* a routing header (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``) sent
+  twice is a mismatch (readers taking the first or the last copy would disagree);
+* an ``Mcp-Param-*`` header for an argument the body does not carry (or carries as null) is a
+  mismatch too: it would route on a value the server never sees;
+* notifications need no headers (the revision defines none for them); an ``Mcp-Method`` present
+  must still match.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import weakref
+from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..jsonrpc.messages import Notification, Request
+from ..server.registry import Tool
+
+__all__ = [
+    "HEADER_MISMATCH",
+    "MCP_METHOD",
+    "MCP_NAME",
+    "PARAM_PREFIX",
+    "NAMED_BY",
+    "check_notification",
+    "check_request",
+    "decode_value",
+    "header_parameters",
+    "mcp_headers",
+    "tool_parameters",
+]
+
+HEADER_MISMATCH = -32020
+VERSION = "mcp-protocol-version"
+MCP_METHOD = "mcp-method"
+MCP_NAME = "mcp-name"
+PARAM_PREFIX = "mcp-param-"
+_ROUTING = frozenset({VERSION, MCP_METHOD, MCP_NAME})
+# method -> the params key Mcp-Name mirrors
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+_SENTINEL = re.compile(rb"=\?base64\?(.*)\?=")
+_VISIBLE = re.compile(rb"[\x20-\x7e]*")
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def mcp_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[dict[str, bytes], str | None]:
+    """The request's ``MCP-*`` headers (lower-cased name -> raw value), and the name of one that came
+    more than once (readers taking the first or the last copy would disagree), if any."""
+    found: dict[str, bytes] = {}
+    repeated: str | None = None
+    for raw_name, value in headers:
+        if raw_name[:4].lower() != b"mcp-":
+            continue
+        name = raw_name.decode("latin-1").lower()
+        if name in found and (name in _ROUTING or name.startswith(PARAM_PREFIX)):
+            repeated = name
+        found[name] = bytes(value)
+    return found, repeated
+
+
+def decode_value(raw: bytes) -> str | None:
+    """A header value as the string it stands for; None when it is malformed (characters outside
+    visible ASCII, a ``=?base64?...?=`` whose payload is not base64 of UTF-8)."""
+    if _VISIBLE.fullmatch(raw) is None:
+        return None
+    wrapped = _SENTINEL.fullmatch(raw)
+    if wrapped is None:
+        return raw.decode("ascii")
+    try:
+        return base64.b64decode(wrapped.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _compare(header: str, raw: bytes | None, expected: str) -> str | None:
+    """Why a required header does not match ``expected``, or None when it does."""
+    if raw is None:
+        return f"Header mismatch: the {header} header is missing"
+    value = decode_value(raw)
+    if value is None:
+        return f"Header mismatch: the {header} header value is malformed"
+    if value != expected:
+        return f"Header mismatch: {header} header value {value!r} does not match body value {expected!r}"
+    return None
+
+
+def check_request(request: Request, version: str, headers: dict[str, bytes], tool: Tool | None) -> str | None:
+    """Why a modern request's headers do not agree with its body (-32020), or None when they do.
+
+    ``version`` is the envelope's protocol version; ``tool`` the called tool (``tools/call`` of a
+    registered tool), for its ``x-mcp-header`` parameters.
+    """
+    problem = _compare("MCP-Protocol-Version", headers.get(VERSION), version)
+    if problem is None:
+        problem = _compare("Mcp-Method", headers.get(MCP_METHOD), request.method)
+    if problem is not None:
+        return problem
+    params = request.params if type(request.params) is dict else {}
+    key = NAMED_BY.get(request.method)
+    if key is not None:
+        named = params.get(key)
+        if type(named) is str:  # otherwise the request is invalid, which its handler says (-32602)
+            problem = _compare("Mcp-Name", headers.get(MCP_NAME), named)
+            if problem is not None:
+                return problem
+    if tool is not None:
+        arguments = params.get("arguments")
+        return _check_parameters(tool_parameters(tool), arguments if type(arguments) is dict else {}, headers)
+    return None
+
+
+def check_notification(notification: Notification, headers: dict[str, bytes]) -> str | None:
+    """A notification's headers: only those present are checked (the revision requires none)."""
+    raw = headers.get(MCP_METHOD)
+    if raw is not None:
+        return _compare("Mcp-Method", raw, notification.method)
+    return None
+
+
+# -- x-mcp-header parameters -----------------------------------------------------------------------
+_PARAMETERS: weakref.WeakKeyDictionary[Tool, list[tuple[tuple[str, ...], str]]] = weakref.WeakKeyDictionary()
+
+
+def tool_parameters(tool: Tool) -> list[tuple[tuple[str, ...], str]]:
+    """:func:`header_parameters` of a tool's input schema (worked out once per registered tool)."""
+    found = _PARAMETERS.get(tool)
+    if found is None:
+        found = _PARAMETERS[tool] = header_parameters(tool.input_schema)
+    return found
+
+
+def header_parameters(schema: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """The ``x-mcp-header`` parameters of an input schema: (property path, header name) pairs.
+
+    Only properties reached from the root through ``properties`` alone count, with a header name
+    that is an HTTP token; anything else is not a header parameter.
+    """
+    found: list[tuple[tuple[str, ...], str]] = []
+    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
+    while stack:
+        path, node = stack.pop()
+        if type(node) is not dict:
+            continue
+        name = node.get("x-mcp-header")
+        if path and type(name) is str and _TOKEN.fullmatch(name):
+            found.append((path, name))
+        properties = node.get("properties")
+        if type(properties) is dict:
+            stack.extend(((*path, key), sub) for key, sub in properties.items())
+    found.sort()
+    return found
+
+
+def _value_at(arguments: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = arguments
+    for key in path:
+        if type(node) is not dict:
+            return None
+        node = node.get(key)
+    return node
+
+
+def _same(value: Any, text: str) -> bool:
+    """Whether a header's (decoded) text stands for the argument's value."""
+    if type(value) is bool:
+        return text == ("true" if value else "false")
+    if type(value) is int or type(value) is float:
+        if _DECIMAL.fullmatch(text) is None:
+            return text == str(value)
+        try:
+            return Decimal(text) == Decimal(repr(value))
+        except InvalidOperation:
+            return False
+    if type(value) is str:
+        return text == value
+    return False  # an object or array has no header form
+
+
+def _check_parameters(
+    parameters: list[tuple[tuple[str, ...], str]], arguments: dict[str, Any], headers: dict[str, bytes]
+) -> str | None:
+    for path, name in parameters:
+        header = f"Mcp-Param-{name}"
+        raw = headers.get(PARAM_PREFIX + name.lower())
+        value = _value_at(arguments, path)
+        argument = ".".join(path)
+        if value is None:
+            if raw is not None:
+                return f"Header mismatch: {header} is present but argument {argument!r} is not"
+            continue
+        if raw is None:
+            return f"Header mismatch: the {header} header is missing (argument {argument!r} is present)"
+        text = decode_value(raw)
+        if text is None:
+            return f"Header mismatch: the {header} header value is malformed"
+        if not _same(value, text):
+            return f"Header mismatch: {header} header value {text!r} does not match argument {argument!r}"
+    return None

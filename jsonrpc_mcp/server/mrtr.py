@@ -1,0 +1,285 @@
+"""Multi round-trip requests (2026-07-28): a handler's questions to the client, without requests.
+
+Theory of operation
+-------------------
+The stateless revision has no server-to-client requests. A ``tools/call``, ``prompts/get`` or
+``resources/read`` that needs the client's help (elicitation, sampling, roots) answers with an
+``InputRequiredResult`` instead: ``{resultType: "input_required", inputRequests: {key: {method,
+params}}, requestState}``. The client fulfils the input requests and sends the same request again
+(a new JSON-RPC id) with ``inputResponses`` (the same keys) and ``requestState`` echoed exactly.
+
+So that the same handler code (``await ctx.elicit(...)``, ``await ctx.sample(...)``,
+``await ctx.list_roots()``) works in both eras, a modern request is served by *replay*: the handler
+runs from the start on every round, and each of its asks gets a key from its order in the run
+(``elicit-1``, ``sample-2``, ``roots-3``...). When the answer to that key is known (carried in the
+``requestState`` from earlier rounds, or in this round's ``inputResponses``) and answers the same
+question (a digest of the method and params asked), the ask returns it at once; otherwise the
+:class:`Exchange` records the question and stops the handler with :class:`InputRequired` (a
+``BaseException``, so handlers catching ``Exception`` let it through), and the server answers the
+round with the input request and a new ``requestState`` carrying every answer used so far.
+Consequently a handler's side effects before an ask may run once per round in the modern era:
+keep them idempotent, or put them after the asks.
+
+``requestState`` is attacker-controlled, so it is sealed (:class:`RequestStateSealer`): the compact
+token ``v1.<base64url(JSON claims)>.<base64url(HMAC-SHA256)>`` binds the method, a digest of the
+request's params (without ``inputResponses``, ``requestState`` and ``_meta``) and an expiry. A token
+that was altered, sealed under another key, expired, or issued for another method or other params
+is refused with -32602. The key is ``Server(state_key=...)``, else the ``JSONRPC_MCP_STATE_KEY``
+environment variable, else random per process, so servers sharing retries (several workers behind
+one endpoint) must share a key. The claims are signed, not encrypted: the client can read the
+answers it gave.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import orjson
+
+from ..jsonrpc.errors import InvalidParams
+
+__all__ = [
+    "DEFAULT_STATE_TTL",
+    "INPUT_METHODS",
+    "MRTR_METHODS",
+    "STATE_KEY_ENV",
+    "Exchange",
+    "InputRequired",
+    "RequestStateSealer",
+    "current_exchange",
+    "is_input_required",
+]
+
+# the requests that may answer with an InputRequiredResult
+MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# what may be asked, and the prefix of its keys
+INPUT_METHODS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+
+STATE_KEY_ENV = "JSONRPC_MCP_STATE_KEY"
+DEFAULT_STATE_TTL = 600.0
+MIN_KEY_BYTES = 16
+
+_VERSION = "v1"
+_CONTEXT = b"jsonrpc-mcp/request-state/v1\n"  # domain separation for the MAC
+_EXCLUDED = frozenset({"inputResponses", "requestState", "_meta"})
+
+# The exchange of the modern request being served (None outside one, and for modern requests that
+# may not ask). Set by the modern-era dispatcher; a Context reads it once, when it is made.
+current_exchange: ContextVar[Exchange | None] = ContextVar("jsonrpc_mcp_exchange", default=None)
+
+
+class InputRequired(BaseException):
+    """Control flow, not an error: the handler asked something the client has not answered yet.
+
+    A ``BaseException`` so that a handler's ``except Exception`` does not swallow it; the modern
+    dispatcher turns it into an ``InputRequiredResult``.
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def is_input_required(exc: BaseException) -> bool:
+    """Whether ``exc`` is :class:`InputRequired`, or an exception group of nothing else (a handler
+    that asked from a task group)."""
+    if isinstance(exc, InputRequired):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(exc, BaseException) and isinstance(inner, tuple) and inner:
+        return all(isinstance(e, BaseException) and is_input_required(e) for e in inner)
+    return False
+
+
+def _canonical(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # e.g. an integer beyond 64 bits
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def params_digest(params: dict[str, Any]) -> str:
+    """What a ``requestState`` is bound to: the request's params minus the MRTR fields and ``_meta``
+    (no ``arguments`` and empty ``arguments`` are the same request)."""
+    kept = {k: v for k, v in params.items() if k not in _EXCLUDED}
+    if kept.get("arguments", 0) in (None, {}):
+        del kept["arguments"]
+    return _b64(hashlib.sha256(_canonical(kept)).digest()[:16])
+
+
+def question_digest(method: str, params: Any) -> str:
+    """Which question an answer answers (so a handler asking something else is asked again)."""
+    return _b64(hashlib.sha256(_canonical([method, params])).digest()[:12])
+
+
+def _key_bytes(key: bytes | str) -> bytes:
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError(f"a request-state key is bytes or str, not {type(key).__name__}")
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(
+            f"a request-state key needs at least {MIN_KEY_BYTES} bytes of secret randomness "
+            '(e.g. python -c "import secrets; print(secrets.token_hex(32))")'
+        )
+    return bytes(key)
+
+
+class RequestStateSealer:
+    """Seals and opens ``requestState`` tokens under a server key (HMAC-SHA256), with an expiry.
+
+    ``keys``: the first seals, every one opens (rotate by prepending the new key, and drop the old
+    one after ``ttl``). ``clock`` (wall-clock seconds; workers share it) may be replaced in tests.
+    """
+
+    def __init__(self, keys: Sequence[bytes | str], *, ttl: float = DEFAULT_STATE_TTL) -> None:
+        if not keys:
+            raise ValueError("a request-state sealer needs at least one key")
+        if not ttl > 0:
+            raise ValueError(f"state_ttl must be a positive number of seconds, got {ttl!r}")
+        self._keys = [_key_bytes(k) for k in keys]
+        self.ttl = ttl
+        self.clock: Callable[[], float] = time.time
+
+    @classmethod
+    def create(
+        cls, state_key: bytes | str | Sequence[bytes | str] | None = None, *, ttl: float = DEFAULT_STATE_TTL
+    ) -> RequestStateSealer:
+        """The sealer for ``Server(state_key=..., state_ttl=...)``: the given key(s), else the key in
+        ``$JSONRPC_MCP_STATE_KEY``, else a random key held by this process only."""
+        if state_key is None:
+            from_env = os.environ.get(STATE_KEY_ENV)
+            keys: list[bytes | str] = [from_env] if from_env else [os.urandom(32)]
+        elif isinstance(state_key, (bytes, bytearray, str)):
+            keys = [state_key]
+        else:
+            keys = list(state_key)
+        return cls(keys, ttl=ttl)
+
+    def _mac(self, key: bytes, body: str) -> str:
+        return _b64(hmac.new(key, _CONTEXT + body.encode("ascii"), hashlib.sha256).digest())
+
+    def seal(self, claims: dict[str, Any]) -> str:
+        """A token carrying ``claims`` (a JSON object), valid for ``ttl`` seconds from now."""
+        body = f"{_VERSION}.{_b64(orjson.dumps({**claims, 'x': int(self.clock() + self.ttl)}))}"
+        return f"{body}.{self._mac(self._keys[0], body)}"
+
+    def open(self, token: str, method: str, digest: str) -> dict[str, Any]:
+        """The claims of a token this server sealed for this method and params; -32602 otherwise."""
+        version, _, rest = token.partition(".")
+        payload, _, mac = rest.partition(".")
+        if version != _VERSION or not payload or not mac:
+            raise _refused("is not a request state this server issued", "malformed")
+        body = f"{version}.{payload}"
+        try:
+            body.encode("ascii")
+            mac.encode("ascii")
+        except UnicodeError:
+            raise _refused("is not a request state this server issued", "malformed") from None
+        if not any(hmac.compare_digest(self._mac(key, body), mac) for key in self._keys):
+            raise _refused("failed verification (altered, or issued under another key)", "tampered")
+        try:
+            claims = orjson.loads(_unb64(payload))
+        except (ValueError, binascii.Error):  # only a token sealed by a buggy writer gets here
+            raise _refused("is not a request state this server issued", "malformed") from None
+        if type(claims) is not dict:
+            raise _refused("is not a request state this server issued", "malformed")
+        expires = claims.get("x")
+        if not isinstance(expires, int) or self.clock() >= expires:
+            raise _refused("has expired; send the request again without it", "expired")
+        if claims.get("m") != method:
+            raise _refused(f"was issued for a {claims.get('m')} request, not {method}", "mismatch")
+        if claims.get("d") != digest:
+            raise _refused(f"was issued for other parameters of this {method} request", "mismatch")
+        return claims
+
+
+def _refused(why: str, reason: str) -> InvalidParams:
+    return InvalidParams(f"Invalid params: requestState {why}", {"requestState": reason})
+
+
+class Exchange:
+    """The asks of one round of a modern request: the answers known, and the questions to send."""
+
+    __slots__ = ("_count", "_known", "_used", "digest", "method", "pending", "retried")
+
+    def __init__(self, method: str, digest: str, known: dict[str, tuple[str, Any]], retried: bool) -> None:
+        self.method = method
+        self.digest = digest
+        self._known = known
+        self._used: dict[str, tuple[str, Any]] = {}
+        self._count = 0
+        self.pending: dict[str, tuple[str, dict[str, Any]]] = {}  # key -> (question digest, request)
+        self.retried = retried
+
+    @classmethod
+    def start(cls, sealer: RequestStateSealer, method: str, params: dict[str, Any]) -> Exchange:
+        """Read a round's ``requestState`` (verified) and ``inputResponses``; -32602 if unusable."""
+        digest = params_digest(params)
+        state = params.get("requestState")
+        responses = params.get("inputResponses")
+        if responses is not None and type(responses) is not dict:
+            raise InvalidParams("Invalid params: 'inputResponses' must be an object")
+        known: dict[str, tuple[str, Any]] = {}
+        if state is not None:
+            if type(state) is not str:
+                raise InvalidParams("Invalid params: 'requestState' must be a string")
+            claims = sealer.open(state, method, digest)
+            answers = claims.get("a")
+            asked = claims.get("q")
+            if type(answers) is not dict or type(asked) is not dict:
+                raise _refused("is not a request state this server issued", "malformed")
+            for key, entry in answers.items():
+                if type(entry) is list and len(entry) == 2 and isinstance(entry[0], str):
+                    known[key] = (entry[0], entry[1])
+            if responses:
+                for key, question in asked.items():  # entries we did not ask for are ignored
+                    if key in responses and isinstance(question, str):
+                        known[key] = (question, responses[key])
+        return cls(method, digest, known, retried=state is not None or responses is not None)
+
+    def ask(self, method: str, params: dict[str, Any] | None) -> Any:
+        """The client's answer to this question, or :class:`InputRequired` if it has none yet."""
+        self._count += 1
+        key = f"{INPUT_METHODS[method]}-{self._count}"
+        question = question_digest(method, params)
+        known = self._known.get(key)
+        if known is not None and known[0] == question:
+            self._used[key] = known
+            return known[1]
+        request: dict[str, Any] = {"method": method}
+        if params is not None:
+            request["params"] = params
+        self.pending[key] = (question, request)
+        raise InputRequired(key)
+
+    def input_required_result(self, sealer: RequestStateSealer) -> dict[str, Any]:
+        """The ``InputRequiredResult`` asking what is pending, its state carrying what was answered."""
+        claims = {
+            "m": self.method,
+            "d": self.digest,
+            "a": {key: [question, answer] for key, (question, answer) in self._used.items()},
+            "q": {key: question for key, (question, _) in self.pending.items()},
+        }
+        return {
+            "resultType": "input_required",
+            "inputRequests": {key: request for key, (_, request) in self.pending.items()},
+            "requestState": sealer.seal(claims),
+        }

@@ -1,0 +1,147 @@
+"""The harness must be able to fail: each fault of the fault server fails exactly its requirements."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from conformance import InProcessTarget, Run, StdioTarget, check, load_spec
+from conformance.faultserver import create_server, serve_with_faults
+
+REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+SPEC = load_spec()
+
+
+async def _run(faults: list[str]) -> Run:
+    target = InProcessTarget(functools.partial(serve_with_faults, create_server(), faults=faults))
+    with anyio.fail_after(60):
+        return await check(target, revisions=REVISIONS, timeout=2, spec=SPEC)
+
+
+def _failed(run: Run) -> set[str]:
+    return {v.id for v in run.verdicts if v.status in ("fail", "error")}
+
+
+def _sends_notification(step: dict[str, Any]) -> bool:
+    sent = step.get("send")
+    items = sent if isinstance(sent, list) else [sent]
+    return any(isinstance(i, dict) and "method" in i and "id" not in i for i in items)
+
+
+def _expects_error_with_id(pattern: Any) -> bool:
+    """Whether a pattern insists on an error response carrying a concrete request id."""
+    if isinstance(pattern, dict):
+        if "$one_of" in pattern:  # every accepted reading must insist on it
+            return all(_expects_error_with_id(p) for p in pattern["$one_of"])
+        if "$unordered" in pattern:
+            return any(_expects_error_with_id(p) for p in pattern["$unordered"])
+        error, rid = pattern.get("error"), pattern.get("id", None)
+        return (
+            isinstance(error, dict)
+            and "$absent" not in error
+            and rid is not None
+            and not (isinstance(rid, dict) and "$absent" in rid)
+        )
+    if isinstance(pattern, list):
+        return any(_expects_error_with_id(v) for v in pattern)
+    return False
+
+
+@pytest.mark.anyio
+async def test_without_faults_every_requirement_passes() -> None:
+    run = await _run([])
+    assert _failed(run) == set()
+
+
+@pytest.mark.anyio
+async def test_answering_notifications_fails_the_no_response_requirements() -> None:
+    expected = {
+        f.id
+        for f in SPEC.fixtures
+        if f.transports != ("stdio",)
+        and any(_sends_notification(s) for s in f.steps)
+        and any("expect_no_response" in s or "expect" in s for s in f.steps)
+    }
+    expected |= {"lifecycle:initialized:no-response", "jsonrpc:response:solicited"}
+    expected |= {"modern:result:result-type-invariant"}  # the stray result has no resultType either
+    assert _failed(await _run(["answers-notifications"])) == expected
+
+
+@pytest.mark.anyio
+async def test_negotiating_the_wrong_revision_fails_version_negotiation_for_the_other_revisions() -> None:
+    run = await _run(["wrong-revision"])
+    failed = {(v.id, v.revision) for v in run.verdicts if v.status == "fail"}
+    expected = {
+        (rid, revision)
+        for rid in (
+            "lifecycle:initialize:version-negotiation",
+            "lifecycle:initialize:unknown-client-capabilities",
+        )
+        for revision in ("2025-03-26", "2025-06-18", "2025-11-25")
+    }
+    assert failed == expected
+
+
+@pytest.mark.anyio
+async def test_emitting_32002_in_2026_07_28_fails_only_the_resource_not_found_requirement() -> None:
+    run = await _run(["resource-not-found-32002"])
+    assert {(v.id, v.revision) for v in run.verdicts if v.status == "fail"} == {
+        ("modern:resources:read-unknown", "2026-07-28")
+    }
+
+
+@pytest.mark.anyio
+async def test_omitting_result_type_fails_the_result_type_requirements() -> None:
+    run = await _run(["omits-result-type"])
+    expected = {f.id for f in SPEC.fixtures if '"resultType"' in str(f.raw).replace("'", '"')}
+    expected.discard("modern:caching:tools-list")  # (none of these name resultType; kept explicit below)
+    assert _failed(run) == {
+        "modern:caching:resources-read",
+        "modern:discover:result-shape",
+        "modern:result:result-type-discover",
+        "modern:result:result-type-invariant",
+        "modern:result:result-type-prompts-list",
+        "modern:result:result-type-resources-list",
+        "modern:result:result-type-resources-templates-list",
+        "modern:result:result-type-tools-list",
+    }
+    assert _failed(run) <= expected | {"modern:result:result-type-invariant"}
+
+
+@pytest.mark.anyio
+async def test_nulling_error_ids_fails_every_requirement_expecting_an_error_for_a_readable_request() -> None:
+    run = await _run(["error-id-null"])
+    ran = {v.id for v in run.verdicts if v.status != "skip"}
+    expected = {
+        f.id
+        for f in SPEC.fixtures
+        if f.id in ran and any(_expects_error_with_id(s.get("expect")) for s in f.steps)
+    }
+    assert _failed(run) == expected
+
+
+FAULT_SERVER = [sys.executable, "-m", "conformance.faultserver"]
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@pytest.mark.anyio
+async def test_junk_on_stdout_fails_only_the_stdout_requirement() -> None:
+    target = StdioTarget([*FAULT_SERVER, "--fault", "junk-stdout"], cwd=ROOT)
+    with anyio.fail_after(60):
+        run = await check(
+            target, revisions=["2025-11-25"], only=["stdio:*", "jsonrpc:id:*"], timeout=2, spec=SPEC
+        )
+    assert _failed(run) == {"stdio:stdout:json-lines"}
+
+
+@pytest.mark.anyio
+async def test_never_exiting_on_eof_fails_only_the_shutdown_requirement() -> None:
+    target = StdioTarget([*FAULT_SERVER, "--fault", "never-exits"], cwd=ROOT)
+    with anyio.fail_after(60):
+        run = await check(target, revisions=["2025-11-25"], only=["stdio:*"], timeout=2, spec=SPEC)
+    assert _failed(run) == {"stdio:shutdown:exit-on-eof"}
