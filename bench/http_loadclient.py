@@ -20,6 +20,12 @@ with ``MCP-Protocol-Version`` (the negotiated revision), then ``notifications/in
 which must get 202. Cold start is the time from just before the spawn to the ``initialize``
 response, connecting every few milliseconds until the port accepts.
 
+The 2026-07-28 era (``modern``): no handshake and no session. The opening request is
+``server/discover`` (cold start is the time to its answer), and every POST carries the envelope in
+``params._meta`` and the headers the stateless revision requires: ``MCP-Protocol-Version``,
+``Mcp-Method`` and, for ``tools/call``, ``Mcp-Name`` (the tool's name); results must say
+``resultType: "complete"``.
+
 The measured server is the spawned process and any descendants (uvicorn with ``--workers`` > 1):
 CPU is their utime + stime from ``/proc/<pid>/stat``, peak RSS the sum of their ``VmHWM``.
 """
@@ -43,16 +49,21 @@ from typing import IO, Any
 
 import orjson
 from loadclient import (
-    INITIALIZE_ID,
-    INITIALIZE_REQUEST,
     INITIALIZED_NOTIFICATION,
+    MODERN_VERSION,
+    OPENING_ID,
+    OPENING_REQUEST,
     BenchConfig,
     BenchError,
+    Era,
     PhaseResult,
     RunResult,
     ShutdownHow,
+    call_body,
+    opening_problem,
     read_cpu_seconds,
     read_peak_rss_kib,
+    result_problem,
 )
 
 HOST = "127.0.0.1"
@@ -63,12 +74,6 @@ PORT_PLACEHOLDER = "{port}"
 _READ_SIZE = 1 << 16
 _STDERR_TAIL_BYTES = 4000
 _CONNECT_POLL_SECONDS = 0.005
-_CALL_BODY_PREFIX = b'{"jsonrpc":"2.0","id":'
-_CALL_BODY_SUFFIX = (
-    b',"method":"tools/call","params":'
-    + orjson.dumps({"name": "echo", "arguments": {"message": "hello"}})
-    + b"}"
-)
 
 
 # -- process metrics ------------------------------------------------------------------------------
@@ -193,7 +198,14 @@ def sse_messages(body: bytes) -> list[Any]:
     return messages
 
 
-def encode_post(port: int, body: bytes, session_id: bytes | None, protocol_version: bytes | None) -> bytes:
+def encode_post(
+    port: int,
+    body: bytes,
+    session_id: bytes | None,
+    protocol_version: bytes | None,
+    extra: Sequence[bytes] = (),
+) -> bytes:
+    """A POST of ``body``; ``extra`` are more header lines (``b"Name: value"``)."""
     head = [
         b"POST " + PATH.encode() + b" HTTP/1.1",
         b"Host: %s:%d" % (HOST.encode(), port),
@@ -204,6 +216,7 @@ def encode_post(port: int, body: bytes, session_id: bytes | None, protocol_versi
         head.append(b"Mcp-Session-Id: " + session_id)
     if protocol_version is not None:
         head.append(b"MCP-Protocol-Version: " + protocol_version)
+    head.extend(extra)
     head.append(b"Content-Length: %d" % len(body))
     return b"\r\n".join(head) + b"\r\n\r\n" + body
 
@@ -223,8 +236,9 @@ class _Tally:
             self.first_error = what[:500]
 
 
-def check_call(response: HttpResponse, request_id: int, tally: _Tally) -> Any:
-    """Record an error unless ``response`` answers ``request_id`` with a non-error result; returns it."""
+def check_call(response: HttpResponse, request_id: int, tally: _Tally, era: Era = "handshake") -> Any:
+    """Record an error unless ``response`` answers ``request_id`` with a result that counts (see
+    :func:`loadclient.result_problem`); returns the result."""
     if response.status != 200:
         tally.error(f"HTTP {response.status}: {response.body[:300]!r}")
         return None
@@ -247,10 +261,9 @@ def check_call(response: HttpResponse, request_id: int, tally: _Tally) -> Any:
             tally.error(f"response with unexpected id (wanted {request_id}): {response.body[:200]!r}")
             return None
         result = msg.get("result")
-        if not isinstance(result, dict):
-            tally.error(f"error response: {response.body[:300]!r}")
-        elif result.get("isError"):
-            tally.error(f"tool error result: {response.body[:300]!r}")
+        problem = result_problem(result, era)
+        if problem is not None:
+            tally.error(f"{problem}: {response.body[:300]!r}")
         return result
     tally.error(f"no JSON-RPC response in the body: {response.body[:300]!r}")
     return None
@@ -322,7 +335,9 @@ class HttpServer:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         read_timeout: float = 30.0,
+        era: Era = "handshake",
     ) -> None:
+        self.era = era
         self.port = free_port()
         self.argv = [arg.replace(PORT_PLACEHOLDER, str(self.port)) for arg in argv]
         self.cwd = cwd
@@ -424,15 +439,27 @@ class HttpServer:
 
     # -- protocol ----------------------------------------------------------------------------
 
-    def post(self, body: bytes) -> bytes:
-        return encode_post(self.port, body, self.session_id, self.protocol_version)
+    def post(self, body: bytes, method: bytes = b"tools/call", name: bytes | None = b"echo") -> bytes:
+        """``body`` as a POST: with the session and negotiated revision (handshake era), or with the
+        stateless revision's headers (modern era: ``method`` and ``name`` are what the body says)."""
+        if self.era == "handshake":
+            return encode_post(self.port, body, self.session_id, self.protocol_version)
+        extra = [b"Mcp-Method: " + method]
+        if name is not None:
+            extra.append(b"Mcp-Name: " + name)
+        return encode_post(self.port, body, None, MODERN_VERSION.encode(), extra)
 
-    def initialize(self, connection: Connection) -> None:
-        response = connection.roundtrip(self.post(INITIALIZE_REQUEST))
+    def open(self, connection: Connection) -> None:
+        """The opening exchange: ``initialize``, ``initialized`` (handshake); ``server/discover`` (modern)."""
+        method = b"initialize" if self.era == "handshake" else b"server/discover"
+        response = connection.roundtrip(self.post(OPENING_REQUEST[self.era], method, None))
         tally = _Tally()
-        result = check_call(response, INITIALIZE_ID, tally)
-        if tally.errors or not isinstance(result, dict):
-            raise BenchError(f"initialize failed: {tally.first_error}")
+        result = check_call(response, OPENING_ID, tally)
+        problem = tally.first_error or opening_problem(result, self.era)
+        if problem is not None or not isinstance(result, dict):
+            raise BenchError(f"{method.decode()} failed: {problem}")
+        if self.era == "modern":
+            return
         self.session_id = response.headers.get(b"mcp-session-id")
         version = result.get("protocolVersion")
         if not isinstance(version, str):
@@ -443,7 +470,7 @@ class HttpServer:
             raise BenchError(f"notifications/initialized got HTTP {ack.status}, not 202: {ack.body[:200]!r}")
 
     def encode_calls(self, ids: range) -> list[tuple[int, bytes]]:
-        return [(i, self.post(b"%s%d%s" % (_CALL_BODY_PREFIX, i, _CALL_BODY_SUFFIX))) for i in ids]
+        return [(i, self.post(call_body(i, self.era))) for i in ids]
 
     def sequential(
         self, connection: Connection, requests: Sequence[tuple[int, bytes]], deadline: float
@@ -451,7 +478,7 @@ class HttpServer:
         tally = _Tally()
         clock = time.perf_counter
         for request_id, data in requests:
-            check_call(connection.roundtrip(data), request_id, tally)
+            check_call(connection.roundtrip(data), request_id, tally, self.era)
             if clock() > deadline:
                 raise BenchError("timed out")
         return tally
@@ -488,7 +515,7 @@ class HttpServer:
                     response = connection.feed()
                     if response is None:
                         continue
-                    check_call(response, waiting_for[fd], tally)
+                    check_call(response, waiting_for[fd], tally, self.era)
                     nxt = next(pending, None)
                     if nxt is None:
                         del waiting_for[fd]
@@ -537,7 +564,7 @@ def bench_http_server(
     connection; then ``config.inflight`` connections are opened and each carries one unmeasured
     call (so connection setup stays out of the figures) before the measured in-flight phase.
     """
-    server = HttpServer(argv, cwd=cwd, env=env, read_timeout=config.read_timeout)
+    server = HttpServer(argv, cwd=cwd, env=env, read_timeout=config.read_timeout, era=config.era)
     result = RunResult(status="ok")
     wall_start = time.perf_counter()
     try:
@@ -549,9 +576,9 @@ def bench_http_server(
     try:
         start = time.perf_counter()
         first = server.wait_for_port(start + config.start_timeout)
-        server.initialize(first)
+        server.open(first)
         result.cold_start_seconds = time.perf_counter() - start
-        first_id = INITIALIZE_ID + 1
+        first_id = OPENING_ID + 1
         ids = range(first_id, first_id + config.warmup)
         warmup = server.encode_calls(ids)
         seq_ids = range(ids.stop, ids.stop + config.calls)

@@ -9,6 +9,11 @@ collect many responses when the server is fast. No asyncio, no threads: the only
 The measured server is the spawned process itself: its CPU time comes from ``/proc/<pid>/stat``
 (utime + stime, all threads, children excluded) and its peak RSS from ``VmHWM`` in
 ``/proc/<pid>/status``.
+
+Two protocol eras: ``handshake`` opens with ``initialize`` (then ``notifications/initialized``) and
+sends plain ``tools/call`` requests; ``modern`` (2026-07-28) opens with ``server/discover`` (cold
+start is the time to its answer) and every ``tools/call`` carries the request envelope in
+``params._meta``, with no initialize at all; its results must say ``resultType: "complete"``.
 """
 
 from __future__ import annotations
@@ -30,7 +35,17 @@ from typing import IO, Any, Literal
 import orjson
 
 PROTOCOL_VERSION = "2025-06-18"
+MODERN_VERSION = "2026-07-28"
 INITIALIZE_ID = 0
+OPENING_ID = INITIALIZE_ID  # the id of the opening request of either era
+
+Era = Literal["handshake", "modern"]
+ERAS: tuple[Era, ...] = ("handshake", "modern")
+ENVELOPE: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
+}
 
 INITIALIZE_REQUEST = orjson.dumps(
     {
@@ -45,13 +60,21 @@ INITIALIZE_REQUEST = orjson.dumps(
     }
 )
 INITIALIZED_NOTIFICATION = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+DISCOVER_REQUEST = orjson.dumps(
+    {"jsonrpc": "2.0", "id": OPENING_ID, "method": "server/discover", "params": {"_meta": ENVELOPE}}
+)
+OPENING_REQUEST: dict[Era, bytes] = {"handshake": INITIALIZE_REQUEST, "modern": DISCOVER_REQUEST}
 
 _CALL_PREFIX = b'{"jsonrpc":"2.0","id":'
-_CALL_SUFFIX = (
-    b',"method":"tools/call","params":'
-    + orjson.dumps({"name": "echo", "arguments": {"message": "hello"}})
-    + b"}\n"
-)
+_CALL_ARGUMENTS = {"name": "echo", "arguments": {"message": "hello"}}
+_CALL_PARAMS: dict[Era, dict[str, Any]] = {
+    "handshake": _CALL_ARGUMENTS,
+    "modern": {**_CALL_ARGUMENTS, "_meta": ENVELOPE},
+}
+_CALL_SUFFIX: dict[Era, bytes] = {
+    era: b',"method":"tools/call","params":' + orjson.dumps(params) + b"}"
+    for era, params in _CALL_PARAMS.items()
+}
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _READ_SIZE = 1 << 16  # larger reads cost a fresh mmap per call; lines may span reads anyway
@@ -65,9 +88,36 @@ class BenchError(Exception):
     """The server misbehaved in a way that ends the run (exit, silence, broken pipe)."""
 
 
-def encode_call(request_id: int) -> bytes:
-    """One ``tools/call`` request for the echo tool, newline-terminated, compact JSON."""
-    return b"%s%d%s" % (_CALL_PREFIX, request_id, _CALL_SUFFIX)
+def call_body(request_id: int, era: Era = "handshake") -> bytes:
+    """One ``tools/call`` request for the echo tool, compact JSON (with the envelope when modern)."""
+    return b"%s%d%s" % (_CALL_PREFIX, request_id, _CALL_SUFFIX[era])
+
+
+def encode_call(request_id: int, era: Era = "handshake") -> bytes:
+    """:func:`call_body`, newline-terminated (a stdio frame)."""
+    return call_body(request_id, era) + b"\n"
+
+
+def result_problem(result: Any, era: Era) -> str | None:
+    """Why a call's ``result`` does not count (None: it does)."""
+    if not isinstance(result, dict):
+        return "error response"
+    if result.get("isError"):
+        return "tool error result"
+    if era == "modern" and result.get("resultType") != "complete":
+        return "no resultType 'complete' (not served in the 2026-07-28 era)"
+    return None
+
+
+def opening_problem(result: Any, era: Era) -> str | None:
+    """Why the answer to the opening request (``initialize`` / ``server/discover``) does not do."""
+    if not isinstance(result, dict):
+        return "error response"
+    if era == "modern":
+        versions = result.get("supportedVersions")
+        if not isinstance(versions, list) or MODERN_VERSION not in versions:
+            return f"server/discover does not offer {MODERN_VERSION}"
+    return None
 
 
 def read_cpu_seconds(pid: int) -> float:
@@ -182,8 +232,10 @@ class StdioServer:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         read_timeout: float = 30.0,
+        era: Era = "handshake",
     ) -> None:
         self.argv = list(argv)
+        self.era = era
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.read_timeout = read_timeout
@@ -332,21 +384,28 @@ class StdioServer:
             tally.error(f"response with unexpected id: {line[:200]!r}")
             return False
         tally.outstanding.discard(msg_id)
-        result = msg.get("result")
-        if not isinstance(result, dict):
-            tally.error(f"error response: {line[:300]!r}")
-        elif result.get("isError"):
-            tally.error(f"tool error result: {line[:300]!r}")
+        problem = result_problem(msg.get("result"), self.era)
+        if problem is not None:
+            tally.error(f"{problem}: {line[:300]!r}")
         return True
 
-    def initialize(self, deadline: float) -> None:
-        tally = _Tally(outstanding={INITIALIZE_ID})
-        while tally.outstanding and not tally.errors:
+    def open(self, deadline: float) -> None:
+        """Send the era's opening request and wait for its answer (then ``initialized``, if any)."""
+        self.send(OPENING_REQUEST[self.era] + b"\n")
+        answer: Any = None
+        while answer is None:
             for line in self.read_lines(deadline):
-                self._handle_line(line, tally)
-        if tally.errors:
-            raise BenchError(f"initialize failed: {tally.first_error}")
-        self.send(INITIALIZED_NOTIFICATION + b"\n")
+                try:
+                    msg = orjson.loads(line) if line.strip() else None
+                except orjson.JSONDecodeError:
+                    raise BenchError(f"invalid JSON from server: {line[:200]!r}") from None
+                if isinstance(msg, dict) and msg.get("id") == OPENING_ID and "method" not in msg:
+                    answer = msg
+        problem = opening_problem(answer.get("result"), self.era)
+        if problem is not None:
+            raise BenchError(f"opening failed ({problem}): {orjson.dumps(answer)[:300]!r}")
+        if self.era == "handshake":
+            self.send(INITIALIZED_NOTIFICATION + b"\n")
 
     def sequential(self, requests: Sequence[tuple[int, bytes]], deadline: float) -> _Tally:
         tally = _Tally()
@@ -387,19 +446,21 @@ class BenchConfig:
     inflight_calls: int = 5000
     inflight: int = 32
     warmup: int = 100
+    era: Era = "handshake"
     start_timeout: float = 30.0
     phase_timeout: float = 120.0
     read_timeout: float = 30.0
 
 
 class _Ids:
-    def __init__(self) -> None:
-        self._next = INITIALIZE_ID + 1
+    def __init__(self, era: Era) -> None:
+        self._next = OPENING_ID + 1
+        self._era = era
 
     def take(self, count: int) -> list[tuple[int, bytes]]:
         first = self._next
         self._next += count
-        return [(i, encode_call(i)) for i in range(first, first + count)]
+        return [(i, encode_call(i, self._era)) for i in range(first, first + count)]
 
 
 def _measure(
@@ -439,11 +500,11 @@ def bench_server(
     env: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Spawn ``argv``, run every phase against it, shut it down; never raises for server faults."""
-    ids = _Ids()
+    ids = _Ids(config.era)
     warmup = ids.take(config.warmup)
     seq_requests = ids.take(config.calls)
     inflight_requests = ids.take(config.inflight_calls)
-    server = StdioServer(argv, cwd=cwd, env=env, read_timeout=config.read_timeout)
+    server = StdioServer(argv, cwd=cwd, env=env, read_timeout=config.read_timeout, era=config.era)
     result = RunResult(status="ok")
     wall_start = start = time.perf_counter()
     try:
@@ -453,8 +514,7 @@ def bench_server(
         return RunResult(status="unavailable", reason=f"cannot spawn: {exc}")
     phase = "start"
     try:
-        server.send(INITIALIZE_REQUEST + b"\n")
-        server.initialize(start + config.start_timeout)
+        server.open(start + config.start_timeout)
         result.cold_start_seconds = time.perf_counter() - start
         phase = "warm-up"
         if warmup:

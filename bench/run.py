@@ -2,18 +2,21 @@
 
 Run from anywhere (paths resolve from this file; servers run with cwd = repo root)::
 
-    python bench/run.py [--transport stdio|http|both] [--calls N] [--inflight-calls N] [--rounds R]
-                        [--only ours,sdk,raw] [--json FILE]
+    python bench/run.py [--transport stdio|http|both] [--era handshake|modern|both] [--calls N]
+                        [--inflight-calls N] [--rounds R] [--only ours,sdk,raw] [--json FILE]
 
-Per transport, servers are alternated (A B C A B C ...) for R rounds (3 stdio, 5 HTTP), each
-round a fresh spawn of every server; the report gives the median of each metric per server, then
-ratios of ours against the others. Progress goes to stderr, the report to stdout. Exit status 1
-if any server failed or was unavailable.
+Per transport and protocol era (handshake: ``initialize`` first; modern: 2026-07-28, no
+handshake, the envelope on every request), servers are alternated (A B C A B C ...) for R rounds
+(3 stdio, 5 HTTP), each round a fresh spawn of every server; the report gives the median of each
+metric per server, then ratios of ours against the others, and ours in the modern era against ours
+in the handshake era. Progress goes to stderr, the report to stdout. Exit status 1 if any server
+failed or was unavailable.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import platform
@@ -28,7 +31,7 @@ from typing import Any, Literal
 
 import orjson
 from http_loadclient import PORT_PLACEHOLDER, bench_http_server
-from loadclient import BenchConfig, PhaseResult, RunResult, Status, bench_server
+from loadclient import ERAS, MODERN_VERSION, BenchConfig, Era, PhaseResult, RunResult, Status, bench_server
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -171,6 +174,7 @@ class ServerSummary:
 def run_all(
     specs: Sequence[ServerSpec], config: BenchConfig, rounds: int, env: dict[str, str]
 ) -> list[ServerSummary]:
+    """Every round of every server of one transport, in ``config.era``."""
     summaries = [ServerSummary(spec) for spec in specs]
     for round_no in range(1, rounds + 1):
         for summary in summaries:
@@ -182,7 +186,7 @@ def run_all(
             summary.runs.append(result)
             note = "" if result.status == "ok" else f": {result.reason}"
             _progress(
-                f"[{spec.transport} round {round_no}/{rounds}] {spec.name}: {result.status} "
+                f"[{spec.transport} {config.era} round {round_no}/{rounds}] {spec.name}: {result.status} "
                 f"in {result.wall_seconds:.1f} s{note}"
             )
     return summaries
@@ -327,6 +331,74 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
     ]
 
 
+@dataclass(frozen=True)
+class CrossEraDef:
+    key: str
+    server: str
+    metric: str
+    what: str
+    note: str
+
+
+def cross_era_defs(transport: Transport, window: int) -> list[CrossEraDef]:
+    """Ours in the modern era against ours in the handshake era (same server, same transport)."""
+    ours = "ours" if transport == "stdio" else "ours-json"
+    key = ours.replace("-", "_")
+    faster = "(above 1: the modern era is faster)"
+    return [
+        CrossEraDef(
+            f"{key}_modern_vs_handshake_seq_calls_per_s", ours, "seq_calls_per_s", "seq calls/s", faster
+        ),
+        CrossEraDef(
+            f"{key}_modern_vs_handshake_inflight_calls_per_s",
+            ours,
+            "inflight_calls_per_s",
+            f"{window}-inflight calls/s",
+            faster,
+        ),
+        CrossEraDef(
+            f"{key}_modern_vs_handshake_seq_server_cpu",
+            ours,
+            "seq_server_cpu_us_per_call",
+            "server CPU/call seq",
+            "(above 1: the modern era costs more)",
+        ),
+        CrossEraDef(
+            f"{key}_modern_vs_handshake_cold_start",
+            ours,
+            "cold_start_ms",
+            "cold start",
+            "(discover vs initialize; below 1: faster)",
+        ),
+    ]
+
+
+def compute_cross_era(
+    definitions: Sequence[CrossEraDef], modern: Sequence[ServerSummary], handshake: Sequence[ServerSummary]
+) -> dict[str, float | None]:
+    def median_of(summaries: Sequence[ServerSummary], name: str, metric: str) -> float | None:
+        found = next((s for s in summaries if s.spec.name == name), None)
+        return found.medians().get(metric) if found is not None else None
+
+    ratios: dict[str, float | None] = {}
+    for d in definitions:
+        a, b = median_of(modern, d.server, d.metric), median_of(handshake, d.server, d.metric)
+        ratios[d.key] = a / b if a is not None and b else None
+    return ratios
+
+
+def render_cross_era(
+    transport: Transport, definitions: Sequence[CrossEraDef], ratios: dict[str, float | None]
+) -> list[str]:
+    out = [f"{transport}, ours in the modern era / ours in the handshake era (medians):"]
+    what_width = max(len(d.what) for d in definitions)
+    for d in definitions:
+        value = ratios.get(d.key)
+        shown = "n/a (not run in both eras)" if value is None else f"{value:8.2f}x   {d.note}"
+        out.append(f"  {d.server}   {d.what.ljust(what_width)}  {shown}".rstrip())
+    return out
+
+
 def compute_ratios(
     definitions: Sequence[RatioDef], by_name: dict[str, ServerSummary]
 ) -> dict[str, float | None]:
@@ -341,16 +413,23 @@ def compute_ratios(
     return ratios
 
 
+ERA_TITLES: dict[Era, str] = {
+    "handshake": "handshake era (initialize, then plain requests)",
+    "modern": f"{MODERN_VERSION} era (server/discover, then every request carries its envelope)",
+}
+
+
 def _title(transport: Transport, config: BenchConfig, rounds: int) -> str:
     window = config.inflight
     counts = (
         f"median of {rounds} round(s); {config.calls} sequential calls, {config.inflight_calls} calls "
         f"with {window} in flight, after {config.warmup} warm-up calls"
     )
+    era = ERA_TITLES[config.era]
     if transport == "stdio":
-        return f"MCP over stdio: {counts}"
+        return f"MCP over stdio, {era}: {counts}"
     return (
-        f"MCP over Streamable HTTP: {counts}\n"
+        f"MCP over Streamable HTTP, {era}: {counts}\n"
         f"({uvicorn_implementations()}; HTTP/1.1 keep-alive; {window} in flight = {window} connections "
         "with one request outstanding on each)"
     )
@@ -438,8 +517,30 @@ def render_report(
     return "\n".join(out)
 
 
+Results = dict[Transport, dict[Era, tuple[list[ServerSummary], dict[str, float | None], int]]]
+
+
+def _section(summaries: list[ServerSummary], ratios: dict[str, float | None], rounds: int) -> dict[str, Any]:
+    return {
+        "rounds": rounds,
+        "servers": {
+            s.spec.name: {
+                "label": s.spec.label,
+                "argv": list(s.spec.argv),
+                "status": s.status,
+                "reason": s.reason,
+                "median": s.medians(),
+                "runs": [run.to_json() for run in s.runs],
+            }
+            for s in summaries
+        },
+        "ratios": ratios,
+    }
+
+
 def json_document(
-    results: dict[Transport, tuple[list[ServerSummary], dict[str, float | None], int]],
+    results: Results,
+    cross_era: dict[Transport, dict[str, float | None]],
     config: BenchConfig,
     tools: int,
 ) -> dict[str, Any]:
@@ -451,6 +552,7 @@ def json_document(
             "inflight": config.inflight,
             "warmup": config.warmup,
             "extra_tools": tools,
+            "modern_version": MODERN_VERSION,
         },
         "environment": {
             "python": sys.version,
@@ -463,21 +565,10 @@ def json_document(
         },
         "transports": {
             transport: {
-                "rounds": rounds,
-                "servers": {
-                    s.spec.name: {
-                        "label": s.spec.label,
-                        "argv": list(s.spec.argv),
-                        "status": s.status,
-                        "reason": s.reason,
-                        "median": s.medians(),
-                        "runs": [run.to_json() for run in s.runs],
-                    }
-                    for s in summaries
-                },
-                "ratios": ratios,
+                **{era: _section(*section) for era, section in eras.items()},
+                **({"modern_vs_handshake": cross_era[transport]} if transport in cross_era else {}),
             }
-            for transport, (summaries, ratios, rounds) in results.items()
+            for transport, eras in results.items()
         },
     }
 
@@ -506,6 +597,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--transport", choices=("stdio", "http", "both"), default="both", help="what to run (default both)"
+    )
+    parser.add_argument(
+        "--era",
+        choices=("handshake", "modern", "both"),
+        default="both",
+        help=f"protocol era: initialize first, or {MODERN_VERSION} (default both)",
     )
     parser.add_argument("--calls", type=_positive, default=2000, help="sequential calls (default 2000)")
     parser.add_argument(
@@ -538,6 +635,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.transports = list(TRANSPORTS) if args.transport == "both" else [args.transport]
+    args.eras = list(ERAS) if args.era == "both" else [args.era]
     available = [name for t in args.transports for name in server_specs(t)]
     only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = sorted(p for p in only if not any(selects(p, name) for name in available))
@@ -558,7 +656,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     env = dict(os.environ)
     env["MCPBENCH_TOOLS"] = str(args.tools)
-    results: dict[Transport, tuple[list[ServerSummary], dict[str, float | None], int]] = {}
+    results: Results = {}
+    cross_era: dict[Transport, dict[str, float | None]] = {}
     reports = []
     for transport in args.transports:
         specs = server_specs(transport)
@@ -568,18 +667,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not selected:
             continue
         rounds: int = args.rounds or DEFAULT_ROUNDS[transport]
-        summaries = run_all(selected, config, rounds, env)
-        definitions = ratio_defs(transport, config.inflight)
-        ratios = compute_ratios(definitions, {s.spec.name: s for s in summaries})
-        results[transport] = (summaries, ratios, rounds)
-        reports.append(render_report(transport, summaries, ratios, config, rounds))
+        for era in args.eras:
+            era_config = dataclasses.replace(config, era=era)
+            summaries = run_all(selected, era_config, rounds, env)
+            definitions = ratio_defs(transport, config.inflight)
+            ratios = compute_ratios(definitions, {s.spec.name: s for s in summaries})
+            results.setdefault(transport, {})[era] = (summaries, ratios, rounds)
+            reports.append(render_report(transport, summaries, ratios, era_config, rounds))
+        eras = results.get(transport, {})
+        if "modern" in eras and "handshake" in eras:
+            definitions_x = cross_era_defs(transport, config.inflight)
+            cross_era[transport] = compute_cross_era(definitions_x, eras["modern"][0], eras["handshake"][0])
+            reports.append("\n".join(render_cross_era(transport, definitions_x, cross_era[transport])))
     sys.stdout.write("\n\n".join(reports) + "\n")
     if args.json is not None:
         path: Path = args.json
         path.parent.mkdir(parents=True, exist_ok=True)
-        document = json_document(results, config, args.tools)
+        document = json_document(results, cross_era, config, args.tools)
         path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
-    return 0 if all(s.status == "ok" for summaries, _, _ in results.values() for s in summaries) else 1
+    statuses = [s.status for eras in results.values() for summaries, _, _ in eras.values() for s in summaries]
+    return 0 if all(status == "ok" for status in statuses) else 1
 
 
 if __name__ == "__main__":

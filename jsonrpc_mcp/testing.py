@@ -6,6 +6,10 @@ async with connect(server) as client:
 async with connect_raw(server) as raw:          # speak frames yourself (batches, broken JSON, ...)
     await raw.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert (await raw.receive()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    response = await raw.modern_request("tools/list")   # 2026-07-28: the envelope in params._meta
+
+async with connect(server, mode="2026-07-28") as client:   # or mode="auto"
+    ...
 """
 
 from __future__ import annotations
@@ -22,7 +26,27 @@ from .server import Server
 from .transports.base import MessageStream
 from .transports.memory import memory_pair
 
-__all__ = ["RawConnection", "WireRecorder", "connect", "connect_raw"]
+__all__ = ["MODERN_VERSION", "RawConnection", "WireRecorder", "connect", "connect_raw", "envelope"]
+
+MODERN_VERSION = "2026-07-28"
+
+
+def envelope(
+    version: str = MODERN_VERSION,
+    *,
+    capabilities: dict[str, Any] | None = None,
+    client_info: dict[str, Any] | None = None,
+    log_level: str | None = None,
+) -> dict[str, Any]:
+    """The ``params._meta`` entries of a stateless-revision request."""
+    meta: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": capabilities if capabilities is not None else {},
+        "io.modelcontextprotocol/clientInfo": client_info or {"name": "raw", "version": "0"},
+    }
+    if log_level is not None:
+        meta["io.modelcontextprotocol/logLevel"] = log_level
+    return meta
 
 
 class WireRecorder:
@@ -64,8 +88,11 @@ async def connect(
 ) -> AsyncIterator[Client]:
     """Serve ``server`` in-process and yield a connected client.
 
-    Every client request times out after ``timeout`` seconds, and so does the handshake. With
-    ``recorder=True`` the client's stream is a :class:`WireRecorder`, reachable as ``client.wire``.
+    ``client_options`` go to :class:`Client`; ``mode=`` says how it connects (``"legacy"``: the
+    handshake; ``"2026-07-28"``: ``server/discover``, then every request carries its envelope;
+    ``"auto"``: the probe and its fallback); ``initialize=False`` skips connecting. Every client
+    request times out after ``timeout`` seconds, and so does connecting. With ``recorder=True`` the
+    client's stream is a :class:`WireRecorder`, reachable as ``client.wire``.
     """
     client_end, server_end = memory_pair()
     stream: MessageStream = WireRecorder(client_end) if recorder else client_end
@@ -77,7 +104,7 @@ async def connect(
                 client.wire = stream  # type: ignore[attr-defined]
                 if initialize:
                     with anyio.fail_after(timeout):
-                        await client.initialize()
+                        await client.connect()
                 yield client
         except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
             error = exc
@@ -135,6 +162,23 @@ class RawConnection:
         return await self.receive_until(
             lambda f: isinstance(f, dict) and f.get("id") == rid and "method" not in f
         )
+
+    async def modern_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        version: str = MODERN_VERSION,
+        capabilities: dict[str, Any] | None = None,
+        log_level: str | None = None,
+    ) -> Any:
+        """:meth:`request` with the stateless revision's envelope merged into ``params._meta``
+        (keys already there win); returns the whole response frame."""
+        params = dict(params or {})
+        meta = envelope(version, capabilities=capabilities, log_level=log_level)
+        meta.update(params.get("_meta") or {})
+        params["_meta"] = meta
+        return await self.request(method, params)
 
     async def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

@@ -6,6 +6,10 @@ notifications and responses with ``202`` and no body. No sessions, no header che
 only what any MCP server over Streamable HTTP must at least do, so it bounds what uvicorn and
 this Python allow. ``MCPBENCH_TOOLS`` (default 0) adds dummy tools ``tool_0001`` ...
 
+The 2026-07-28 era, as little of it as a client can tell: ``server/discover`` is answered, and a
+request whose ``params._meta`` names a protocol version gets ``resultType: "complete"`` in its result
+(the ``Mcp-*`` headers and the envelope are not checked).
+
 Usage: ``python bench/servers/raw_asgi.py [PORT]`` (else ``MCPBENCH_PORT``, else 8000), served
 on 127.0.0.1 with the same ``uvicorn.run`` options as ``jsonrpc-mcp serve --http``.
 """
@@ -29,6 +33,14 @@ _EMPTY_BODY: Message = {"type": "http.response.body", "body": b""}
 
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = "2025-06-18"
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+DISCOVER_RESULT: dict[str, Any] = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "public",
+}
 
 
 def build_tools(extra: int) -> list[dict[str, Any]]:
@@ -54,6 +66,14 @@ TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
 
 
 def _answer(msg: dict[str, Any]) -> dict[str, Any]:
+    reply = _reply(msg)
+    meta = (msg.get("params") or {}).get("_meta")
+    if "result" in reply and meta and PROTOCOL_VERSION_META in meta:
+        reply["result"]["resultType"] = "complete"
+    return reply
+
+
+def _reply(msg: dict[str, Any]) -> dict[str, Any]:
     msg_id = msg["id"]
     method = msg.get("method")
     params = msg.get("params") or {}
@@ -83,6 +103,8 @@ def _answer(msg: dict[str, Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": msg_id, "result": {"tools": TOOLS}}
     if method == "ping":
         return {"jsonrpc": "2.0", "id": msg_id, "result": {}}
+    if method == "server/discover":
+        return {"jsonrpc": "2.0", "id": msg_id, "result": DISCOVER_RESULT}
     error = {"code": -32601, "message": f"Method not found: {method}"}
     return {"jsonrpc": "2.0", "id": msg_id, "error": error}
 

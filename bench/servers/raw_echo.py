@@ -4,6 +4,10 @@ One blocking loop: ``sys.stdin.buffer.readline`` -> ``orjson.loads`` -> dispatch
 ``orjson.dumps`` -> ``sys.stdout.buffer.write`` + ``flush``. Answers ``initialize``,
 ``ping``, ``tools/list`` and ``tools/call``; ignores notifications. ``MCPBENCH_TOOLS``
 (default 0) adds dummy tools ``tool_0001`` ... to ``tools/list``.
+
+The 2026-07-28 era, as little of it as a client can tell: ``server/discover`` is answered, and a
+request whose ``params._meta`` names a protocol version gets ``resultType: "complete"`` in its result
+(nothing is checked: no envelope validation, no server info, no caching hints).
 """
 
 from __future__ import annotations
@@ -16,6 +20,15 @@ import orjson
 
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = "2025-06-18"
+MODERN_VERSIONS = ["2026-07-28"]
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+DISCOVER_RESULT: dict[str, Any] = {
+    "resultType": "complete",
+    "supportedVersions": MODERN_VERSIONS,
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "public",
+}
 
 ECHO_TOOL: dict[str, Any] = {
     "name": "echo",
@@ -94,9 +107,14 @@ def main() -> None:
                 reply = {"jsonrpc": "2.0", "id": msg_id, "result": {"tools": tools}}
             elif method == "ping":
                 reply = {"jsonrpc": "2.0", "id": msg_id, "result": {}}
+            elif method == "server/discover":
+                reply = {"jsonrpc": "2.0", "id": msg_id, "result": DISCOVER_RESULT}
             else:
                 error = {"code": -32601, "message": f"Method not found: {method}"}
                 reply = {"jsonrpc": "2.0", "id": msg_id, "error": error}
+            meta = params.get("_meta")
+            if "result" in reply and meta and PROTOCOL_VERSION_META in meta:
+                reply["result"]["resultType"] = "complete"
         except (orjson.JSONDecodeError, AttributeError, TypeError) as exc:
             reply = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32700, "message": str(exc)}}
         out.write(dumps(reply) + b"\n")

@@ -1,5 +1,5 @@
 """The MCP client."""
 
-from .client import Client, UnsupportedProtocolVersion
+from .client import Client, InputRequiredError, Subscription, UnsupportedProtocolVersion
 
-__all__ = ["Client", "UnsupportedProtocolVersion"]
+__all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]

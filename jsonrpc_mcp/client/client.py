@@ -2,6 +2,27 @@
 
 Results are returned as plain JSON values (dicts), exactly as the server sent them: this client is
 also the conformance harness's probe, so it must not hide what was on the wire.
+
+Eras
+----
+``mode`` says how the client opens a connection (:meth:`Client.connect`):
+
+* ``"legacy"`` (the default): the ``initialize`` handshake (2024-11-05 .. 2025-11-25).
+* a stateless revision (``2026-07-28``): no handshake. Every request carries the envelope in
+  ``params._meta`` (protocol version, the client's capabilities and info, and the log level when
+  one is set); ``connect`` calls ``server/discover`` to learn the server's capabilities.
+* ``"auto"``: era detection as the official clients do it: probe ``server/discover`` (bounded by
+  ``probe_timeout``). A ``DiscoverResult`` naming a revision we speak means the modern era; so does
+  ``-32022`` whose ``data.supported`` names one (the probe is retried at it). Anything else (any
+  other error, whatever its code, a result that is not a usable ``DiscoverResult``, a timeout)
+  falls back to ``initialize``.
+
+Multi round-trip requests (modern era): ``call_tool``, ``get_prompt`` and ``read_resource`` answer an
+``InputRequiredResult`` whose every input request the application has a handler for (the same
+``request_handlers`` that answer ``elicitation/create``, ``sampling/createMessage`` and
+``roots/list`` in the handshake era), and retry the request (a new id, the same params plus
+``inputResponses`` and the echoed ``requestState``) up to ``max_input_rounds`` times. A result
+asking for input the application cannot give is returned as it came.
 """
 
 from __future__ import annotations
@@ -9,23 +30,25 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import math
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
 
 import anyio
+import orjson
 from anyio.abc import TaskGroup
 
 from .. import __version__
 from ..jsonrpc.endpoint import CancelSpec, Endpoint, RequestContext
-from ..jsonrpc.errors import MethodNotFound
-from ..jsonrpc.messages import Notification, Request
-from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, Revision, get_revision
+from ..jsonrpc.errors import JsonRpcError, MethodNotFound, RequestTimeout
+from ..jsonrpc.messages import Notification, Request, RequestId
+from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, MODERN_REVISIONS, Revision, get_revision
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 
-__all__ = ["Client", "UnsupportedProtocolVersion"]
+__all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
 
 logger = logging.getLogger("jsonrpc_mcp.client")
 
@@ -33,9 +56,117 @@ NotificationCallback = Callable[[str, Any], Awaitable[None] | None]
 RequestHandler = Callable[[Any], Awaitable[Any]]
 _DEFAULT: Any = object()
 
+# the request envelope of the stateless revisions (params._meta keys), and what results carry
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+MODES = ("auto", "legacy", *(r.version for r in MODERN_REVISIONS))
+LATEST_MODERN = MODERN_REVISIONS[-1]
+DEFAULT_PROBE_TIMEOUT = 10.0  # what the official clients allow the server/discover probe
+DEFAULT_MAX_INPUT_ROUNDS = 10
+INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+_STATE_ONLY_DELAYS = (0.05, 0.1, 0.2, 0.25)  # before retrying a result that asked for no input
+
 
 class UnsupportedProtocolVersion(Exception):
-    """The server answered ``initialize`` with a revision this client does not speak."""
+    """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
+
+
+class InputRequiredError(Exception):
+    """The server kept answering ``InputRequiredResult`` for more than ``max_input_rounds`` rounds.
+
+    ``result`` is the last one.
+    """
+
+    def __init__(self, method: str, rounds: int, result: dict[str, Any]) -> None:
+        super().__init__(f"{method}: the server still required input after {rounds} rounds")
+        self.method = method
+        self.rounds = rounds
+        self.result = result
+
+
+def _is_input_required(result: Any) -> bool:
+    return type(result) is dict and result.get("resultType") == "input_required"
+
+
+def _modern_versions_named(error: JsonRpcError) -> list[str]:
+    """The stateless revisions we speak that a -32022 error's ``data.supported`` names (oldest first)."""
+    if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(error.data, dict):
+        return []
+    supported = error.data.get("supported")
+    if not isinstance(supported, list):
+        return []
+    return [r.version for r in MODERN_REVISIONS if r.version in supported]
+
+
+class Subscription:
+    """A ``subscriptions/listen`` stream opened by :meth:`Client.listen`.
+
+    ``id`` is the listen request's id (every notification of the stream carries it as
+    ``_meta["io.modelcontextprotocol/subscriptionId"]``); ``acknowledged`` is what the server's
+    acknowledgement says it honours. Iterate (or :meth:`receive`) for ``(method, params)`` of each
+    notification that followed; the iteration ends when the server ends the subscription, whose
+    final result is then ``result`` (or ``error``).
+    """
+
+    def __init__(self) -> None:
+        self.id: RequestId | None = None
+        self.acknowledged: dict[str, Any] | None = None
+        self.result: Any = None
+        self.error: JsonRpcError | None = None
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[str, Any]](math.inf)
+        self._settled = anyio.Event()  # acknowledged, or ended before that
+        self._ended = anyio.Event()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
+
+    def _deliver(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/subscriptions/acknowledged" and self.acknowledged is None:
+            filters = params.get("notifications")
+            self.acknowledged = filters if isinstance(filters, dict) else {}
+            self._settled.set()
+            return
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._send.send_nowait((method, params))
+
+    def _end(self) -> None:
+        self._send.close()
+        self._ended.set()
+        self._settled.set()
+
+    async def receive(self) -> tuple[str, Any]:
+        """The next notification ``(method, params)``; ``anyio.EndOfStream`` once the stream ended."""
+        return await self._receive.receive()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> tuple[str, Any]:
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+
+class _IdTap:
+    """A channel to the stream that reports the id of the request passing through it."""
+
+    def __init__(self, stream: MessageStream, on_id: Callable[[RequestId], None]) -> None:
+        self._stream = stream
+        self._on_id = on_id
+
+    async def send(self, message: bytes) -> None:
+        rid = orjson.loads(message).get("id")
+        if isinstance(rid, (str, int)):
+            self._on_id(rid)
+        await self._stream.send(message)
 
 
 class _ClientDispatcher:
@@ -46,20 +177,25 @@ class _ClientDispatcher:
     ordered_methods: frozenset[str] = frozenset()
 
     def __init__(
-        self, handlers: Mapping[str, RequestHandler], on_notification: NotificationCallback | None
+        self,
+        handlers: Mapping[str, RequestHandler],
+        on_notification: NotificationCallback | None,
+        route: Callable[[Notification], None],
     ) -> None:
-        self._handlers = dict(handlers)
+        self.handlers = dict(handlers)
         self._on_notification = on_notification
+        self._route = route
 
     async def handle_request(self, request: Request, context: RequestContext) -> Any:
         if request.method == "ping":
             return {}
-        handler = self._handlers.get(request.method)
+        handler = self.handlers.get(request.method)
         if handler is None:
             raise MethodNotFound(f"Method not found: {request.method}")
         return await handler(request.params)
 
     async def handle_notification(self, notification: Notification) -> None:
+        self._route(notification)
         if self._on_notification is None:
             return
         outcome = self._on_notification(notification.method, notification.params)
@@ -70,26 +206,40 @@ class _ClientDispatcher:
 class Client:
     """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
 
-    ``request_handlers`` maps server-to-client methods (``roots/list``, ``sampling/createMessage``,
-    ...) to async functions of the request params; ``on_notification(method, params)`` sees every
-    notification from the server.
+    ``mode`` is ``"legacy"`` (default), ``"auto"`` or the version of a stateless revision (2026-07-28)
+    (see the module docs); :meth:`connect` opens the connection accordingly. ``protocol_version`` is
+    what ``initialize`` asks for. ``request_handlers`` maps server-to-client methods (``roots/list``,
+    ``sampling/createMessage``, ``elicitation/create``, ...) to async functions of the request params:
+    they answer the server's requests in the handshake era and its input requests in the modern one.
+    ``on_notification(method, params)`` sees every notification from the server. ``log_level`` (modern
+    era) asks each request for ``notifications/message`` of that level and up.
     """
 
     def __init__(
         self,
         stream: MessageStream,
         *,
+        mode: str = "legacy",
         client_info: dict[str, Any] | None = None,
         capabilities: dict[str, Any] | None = None,
         protocol_version: str = LATEST_HANDSHAKE.version,
         request_timeout: float | None = 30.0,
         on_notification: NotificationCallback | None = None,
         request_handlers: Mapping[str, RequestHandler] | None = None,
+        log_level: str | None = None,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
     ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
+        self.mode = mode
         self.client_info = client_info or {"name": "jsonrpc-mcp", "version": __version__}
         self.capabilities = capabilities if capabilities is not None else {}
         self.requested_version = protocol_version
-        self._dispatcher = _ClientDispatcher(request_handlers or {}, on_notification)
+        self.log_level = log_level
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
+        self._dispatcher = _ClientDispatcher(request_handlers or {}, on_notification, self._route)
         self.endpoint = Endpoint(
             stream,
             self._dispatcher,
@@ -100,7 +250,11 @@ class Client:
         self._tg: TaskGroup | None = None
         self._exit: contextlib.AsyncExitStack | None = None
         self.initialize_result: dict[str, Any] = {}
+        self.discover_result: dict[str, Any] = {}
         self.revision: Revision | None = None
+        self._subscriptions: dict[RequestId, Subscription] = {}
+        if mode not in ("auto", "legacy"):  # a stateless revision: nothing to negotiate
+            self.revision = get_revision(mode)
 
     async def __aenter__(self) -> Client:
         stack = contextlib.AsyncExitStack()
@@ -135,18 +289,43 @@ class Client:
         return self.revision.version if self.revision else None
 
     @property
+    def is_modern(self) -> bool:
+        """Whether requests go out in a stateless revision (each carrying its envelope)."""
+        return self.revision is not None and not self.revision.has_handshake
+
+    @property
+    def _opening(self) -> dict[str, Any]:
+        return self.discover_result if self.is_modern else self.initialize_result
+
+    @property
     def server_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = self.initialize_result.get("serverInfo", {})
-        return info
+        """The server's ``Implementation``: from ``initialize``, or the ``server/discover`` result's
+        ``_meta`` (``{}`` when it named none)."""
+        if self.is_modern:
+            meta = self.discover_result.get("_meta")
+            info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
+            return info if isinstance(info, dict) else {}
+        info = self.initialize_result.get("serverInfo", {})
+        return info if isinstance(info, dict) else {}
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = self.initialize_result.get("capabilities", {})
-        return caps
+        caps = self._opening.get("capabilities", {})
+        return caps if isinstance(caps, dict) else {}
 
     @property
     def instructions(self) -> str | None:
-        return self.initialize_result.get("instructions")
+        return self._opening.get("instructions")
+
+    async def connect(self) -> dict[str, Any]:
+        """Open the connection as ``mode`` says: ``initialize`` (legacy), ``server/discover`` (a
+        stateless revision), or the probe and its fallback (auto). Returns the server's
+        ``InitializeResult`` or ``DiscoverResult``."""
+        if self.mode == "legacy":
+            return await self.initialize()
+        if self.mode == "auto":
+            return await self._auto()
+        return await self.discover()
 
     async def initialize(self) -> dict[str, Any]:
         """The handshake: ``initialize``, check the revision, then ``notifications/initialized``."""
@@ -157,6 +336,7 @@ class Client:
                 "capabilities": self.capabilities,
                 "clientInfo": self.client_info,
             },
+            envelope=False,
         )
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         revision = get_revision(version) if isinstance(version, str) else None
@@ -169,9 +349,105 @@ class Client:
         await self.notify("notifications/initialized")
         return self.initialize_result
 
+    async def discover(self, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
+        """``server/discover`` at our stateless revision (once more at another the server names in a
+        -32022 error); adopts the result: from then on every request carries the envelope."""
+        version = self.revision.version if self.is_modern and self.revision else LATEST_MODERN.version
+        asked, result = await self._discover_at(version, timeout)
+        if not self._adopt(asked, result):
+            raise UnsupportedProtocolVersion(
+                f"server/discover named no protocol revision we speak: {result!r}"
+            )
+        return self.discover_result
+
+    async def _discover_at(self, version: str, timeout: float | None) -> tuple[str, Any]:
+        try:
+            return version, await self._send_discover(version, timeout)
+        except JsonRpcError as exc:
+            named = _modern_versions_named(exc)
+            if not named:
+                raise
+            logger.debug("server/discover at %s refused (%s); asking at %s", version, exc, named[-1])
+            return named[-1], await self._send_discover(named[-1], timeout)
+
+    async def _send_discover(self, version: str, timeout: float | None) -> Any:
+        params = {"_meta": self.envelope(version)}
+        return await self.request("server/discover", params, timeout=timeout, envelope=False)
+
+    def _adopt(self, asked: str, result: Any) -> bool:
+        """Take a DiscoverResult: False when it is not one, or names no revision we speak."""
+        if type(result) is not dict or result.get("resultType", "complete") != "complete":
+            return False
+        supported = result.get("supportedVersions")
+        if not isinstance(supported, list) or not isinstance(result.get("capabilities"), dict):
+            return False
+        ours = [r for r in MODERN_REVISIONS if r.version in supported]
+        if not ours:
+            return False
+        revision = get_revision(asked) if asked in supported else ours[-1]
+        self.revision = revision
+        self.discover_result = result
+        return True
+
+    async def _auto(self) -> dict[str, Any]:
+        """Era detection: a usable DiscoverResult, or -32022 naming our revision, means modern;
+        anything else (any other error, a timeout) falls back to ``initialize``."""
+        try:
+            asked, result = await self._discover_at(LATEST_MODERN.version, self.probe_timeout)
+        except (JsonRpcError, RequestTimeout) as exc:
+            logger.debug("server/discover probe failed (%r): falling back to initialize", exc)
+        else:
+            if self._adopt(asked, result):
+                return self.discover_result
+            logger.debug("server/discover gave no usable DiscoverResult: falling back to initialize")
+        try:
+            return await self.initialize()
+        except JsonRpcError as exc:
+            # -32022 to initialize is modern evidence too (a dual-era server that a late answer to a
+            # timed-out probe locked into the modern era): ask once more at a revision it names.
+            named = _modern_versions_named(exc)
+            if not named:
+                raise
+            asked, result = await self._discover_at(named[-1], self.probe_timeout)
+            if not self._adopt(asked, result):
+                raise
+            return self.discover_result
+
     # -- raw JSON-RPC -----------------------------------------------------------------------------
-    async def request(self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT) -> Any:
-        """Send any request; returns the raw result or raises JsonRpcError / RequestTimeout."""
+    def envelope(self, version: str | None = None) -> dict[str, Any]:
+        """The ``params._meta`` entries a stateless request carries (at ``version``, default ours)."""
+        if version is None:
+            version = self.protocol_version or LATEST_MODERN.version
+        meta: dict[str, Any] = {
+            PROTOCOL_VERSION: version,
+            CLIENT_CAPABILITIES: self.capabilities,
+            CLIENT_INFO: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[LOG_LEVEL] = self.log_level
+        return meta
+
+    def _stamped(self, params: Any) -> Any:
+        if params is None:
+            params = {}
+        elif type(params) is not dict:
+            return params  # not MCP's shape: sent as it is
+        meta = params.get("_meta")
+        merged = dict(meta) if type(meta) is dict else {}
+        for key, value in self.envelope().items():
+            merged.setdefault(key, value)  # what the caller put in _meta wins
+        return {**params, "_meta": merged}
+
+    async def request(
+        self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT, envelope: bool = True
+    ) -> Any:
+        """Send any request; returns the raw result or raises JsonRpcError / RequestTimeout.
+
+        In the modern era the envelope is merged into ``params._meta`` (keys already there win);
+        ``envelope=False`` sends ``params`` exactly as given.
+        """
+        if envelope and self.is_modern:
+            params = self._stamped(params)
         if timeout is _DEFAULT:
             return await self.endpoint.request(method, params)
         return await self.endpoint.request(method, params, timeout=timeout)
@@ -181,6 +457,7 @@ class Client:
 
     # -- MCP methods ------------------------------------------------------------------------------
     async def ping(self) -> None:
+        """``ping`` (the handshake era; stateless revisions removed it)."""
         await self.request("ping")
 
     async def _list_all(self, method: str, key: str) -> list[dict[str, Any]]:
@@ -188,7 +465,8 @@ class Client:
         cursor: str | None = None
         seen: set[str] = set()
         while True:
-            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+            params = {"cursor": cursor} if cursor is not None else None
+            result = await self.request(method, params)
             items.extend(result.get(key, []))
             cursor = result.get("nextCursor")
             if cursor is None:
@@ -204,12 +482,15 @@ class Client:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
     ) -> dict[str, Any]:
-        """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError."""
+        """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError.
+
+        Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
+        comes back as it is when the application cannot answer it).
+        """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: dict[str, Any] = await self.request("tools/call", params, timeout=timeout)
-        return result
+        return await self._with_input("tools/call", params, timeout)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list_all("resources/list", "resources")
@@ -217,22 +498,66 @@ class Client:
     async def list_resource_templates(self) -> list[dict[str, Any]]:
         return await self._list_all("resources/templates/list", "resourceTemplates")
 
-    async def read_resource(self, uri: str) -> dict[str, Any]:
-        result: dict[str, Any] = await self.request("resources/read", {"uri": uri})
-        return result
+    async def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
+        return await self._with_input("resources/read", {"uri": uri}, timeout)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list_all("prompts/list", "prompts")
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _DEFAULT
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: dict[str, Any] = await self.request("prompts/get", params)
+        return await self._with_input("prompts/get", params, timeout)
+
+    async def _with_input(self, method: str, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        """Send the request; answer input requests and retry while the server asks for input we can give."""
+        result: dict[str, Any] = await self.request(method, params, timeout=timeout)
+        rounds = 0
+        while _is_input_required(result) and self.max_input_rounds > 0:
+            requests = result.get("inputRequests", {})
+            if not self._can_answer(requests):
+                return result
+            if rounds == self.max_input_rounds:
+                raise InputRequiredError(method, rounds, result)
+            retry = dict(params)
+            if requests:
+                retry["inputResponses"] = await self._answer(requests)
+            else:  # only requestState: the server wants the same request again, a little later
+                await anyio.sleep(_STATE_ONLY_DELAYS[min(rounds, len(_STATE_ONLY_DELAYS) - 1)])
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            rounds += 1
+            result = await self.request(method, retry, timeout=timeout)
         return result
 
+    def _can_answer(self, requests: Any) -> bool:
+        if type(requests) is not dict:
+            return False
+        handlers = self._dispatcher.handlers
+        return all(
+            type(item) is dict and item.get("method") in INPUT_METHODS and item.get("method") in handlers
+            for item in requests.values()
+        )
+
+    async def _answer(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """Each input request answered by the application's handler for its method, under its key."""
+        responses: dict[str, Any] = {}
+        for key, item in requests.items():
+            responses[key] = await self._dispatcher.handlers[item["method"]](item.get("params"))
+        return responses
+
     async def set_logging_level(self, level: str) -> None:
-        """``logging/setLevel``: the server sends ``notifications/message`` of ``level`` and above."""
+        """The server sends ``notifications/message`` of ``level`` and above.
+
+        Handshake era: ``logging/setLevel``. Modern era (no such method): sets :attr:`log_level`,
+        which every later request carries in its envelope; nothing is sent now.
+        """
+        if self.is_modern:
+            self.log_level = level
+            return
         await self.request("logging/setLevel", {"level": level})
 
     async def complete(
@@ -255,11 +580,80 @@ class Client:
         return result
 
     async def subscribe_resource(self, uri: str) -> None:
-        """``resources/subscribe``: the server then sends ``notifications/resources/updated``."""
+        """``resources/subscribe`` (handshake era): the server then sends ``notifications/resources/updated``.
+
+        Stateless revisions removed it: use :meth:`listen` with ``resourceSubscriptions``.
+        """
         await self.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
+
+    # -- subscriptions (modern era) -----------------------------------------------------------------
+    def _route(self, notification: Notification) -> None:
+        """Hand a notification tagged with a live subscription's id to that subscription."""
+        if not self._subscriptions or type(notification.params) is not dict:
+            return
+        meta = notification.params.get("_meta")
+        sid = meta.get(SUBSCRIPTION_ID) if type(meta) is dict else None
+        subscription = self._subscriptions.get(sid) if isinstance(sid, (str, int)) else None
+        if subscription is not None:
+            subscription._deliver(notification.method, notification.params)
+
+    @contextlib.asynccontextmanager
+    async def listen(
+        self, notifications: Mapping[str, Any], *, timeout: float | None = _DEFAULT
+    ) -> AsyncIterator[Subscription]:
+        """``subscriptions/listen`` with the filter ``notifications`` (e.g. ``{"toolsListChanged":
+        True, "resourceSubscriptions": ["file:///a"]}``); yields the :class:`Subscription` once the
+        server acknowledged it (waiting at most ``timeout``, default the request timeout).
+
+        Leaving the block ends the subscription: the request is cancelled (``notifications/cancelled``
+        on stdio; over HTTP its response stream is closed). If the server refuses the request, or ends
+        it before acknowledging, its error (JsonRpcError) or a RuntimeError is raised.
+        """
+        assert self._tg is not None, "use the client as an async context manager"
+        subscription = Subscription()
+        scope = anyio.CancelScope()
+
+        def register(rid: RequestId) -> None:
+            subscription.id = rid
+            self._subscriptions[rid] = subscription
+
+        tap = _IdTap(self._stream, register)
+        params = {"notifications": dict(notifications)}
+        if self.is_modern:
+            params = self._stamped(params)
+
+        async def run() -> None:
+            try:
+                with scope:
+                    subscription.result = await self.endpoint.request(
+                        "subscriptions/listen", params, timeout=None, via=tap
+                    )
+            except JsonRpcError as exc:
+                subscription.error = exc
+            finally:
+                if subscription.id is not None:
+                    self._subscriptions.pop(subscription.id, None)
+                subscription._end()
+
+        self._tg.start_soon(run)
+        wait = self.endpoint.request_timeout if timeout is _DEFAULT else timeout
+        try:
+            with anyio.fail_after(math.inf if wait is None else wait):
+                await subscription._settled.wait()
+            if subscription.acknowledged is None:
+                if subscription.error is not None:
+                    raise subscription.error
+                raise RuntimeError(
+                    f"the server ended subscriptions/listen without acknowledging it: {subscription.result!r}"
+                )
+            yield subscription
+        finally:
+            scope.cancel()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await subscription._ended.wait()
 
     # -- connecting -------------------------------------------------------------------------------
     @classmethod
@@ -277,7 +671,8 @@ class Client:
         term_grace: float = 2.0,
         **options: Any,
     ) -> AsyncIterator[Client]:
-        """Spawn ``command`` as a stdio server, connect (and initialize), and shut it down on exit.
+        """Spawn ``command`` as a stdio server, connect (:meth:`connect`, unless ``initialize`` is
+        off), and shut it down on exit. ``options`` go to :class:`Client` (``mode=``, ...).
 
         Shutdown: close the server's stdin, wait ``grace`` s, SIGTERM, wait ``term_grace`` s, SIGKILL.
         """
@@ -291,7 +686,7 @@ class Client:
             cls(stream, **options) as client,
         ):
             if initialize:
-                await client.initialize()
+                await client.connect()
             yield client
 
     @classmethod
@@ -309,13 +704,16 @@ class Client:
         transport_options: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> AsyncIterator[Client]:
-        """Connect to an MCP server over HTTP (and initialize); the session is ended on exit.
+        """Connect to an MCP server over HTTP (:meth:`connect`, unless ``initialize`` is off); the
+        session, if one was opened, is ended on exit. ``options`` go to :class:`Client` (``mode=``, ...).
 
         Streamable HTTP, falling back to the legacy HTTP+SSE transport when the server refuses the
         initialize POST with 400/404/405 (``fallback``); ``legacy=True`` speaks HTTP+SSE from the start
-        (``url`` is then the event stream's URL). ``headers`` go on every HTTP request; ``timeout``
-        bounds connecting and short exchanges, ``read_timeout`` the wait for an answer. More transport
-        settings: ``transport_options`` (see :func:`jsonrpc_mcp.transports.http_client.connect_http`).
+        (``url`` is then the event stream's URL). Modern-era requests carry the headers the stateless
+        revisions require (see :mod:`jsonrpc_mcp.transports.http_client`). ``headers`` go on every HTTP
+        request; ``timeout`` bounds connecting and short exchanges, ``read_timeout`` the wait for an
+        answer. More transport settings: ``transport_options`` (see
+        :func:`jsonrpc_mcp.transports.http_client.connect_http`).
         """
         from ..transports.http_client import connect_http
 
@@ -330,5 +728,5 @@ class Client:
         )
         async with connect as stream, cls(stream, **options) as client:
             if initialize:
-                await client.initialize()
+                await client.connect()
             yield client

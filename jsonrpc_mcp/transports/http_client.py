@@ -36,14 +36,27 @@ Fallback: when ``fallback`` is on and the initialize POST is answered ``400``, `
 the URL is fetched with GET expecting the legacy ``endpoint`` event; from then on messages are POSTed
 to that endpoint and every reply arrives on the event stream.
 
+The stateless revisions (2026-07-28): a request whose ``params._meta`` names a protocol version is
+*modern* and stands alone: it is POSTed without a session id, with ``MCP-Protocol-Version`` (the
+version in its envelope), ``Mcp-Method``, ``Mcp-Name`` (``params.name`` of ``tools/call`` and
+``prompts/get``, ``params.uri`` of ``resources/read``) and, for ``tools/call``, an ``Mcp-Param-{Name}``
+header per argument whose property schema says ``"x-mcp-header": "{Name}"`` (known from the
+``tools/list`` results that passed through this transport). Values that are not plain visible
+ASCII, have surrounding whitespace or look like the sentinel are sent as ``=?base64?...?=``. A
+modern request is cancelled by closing its response stream: ``notifications/cancelled`` for it is
+not POSTed. The server's 4xx answers (``-32020``, ``-32021``, ``-32022``, ``-32601`` ...) reach the
+caller as the JSON-RPC errors in their bodies.
+
 HTTP/1.1 is spoken with h11 over anyio sockets (TLS for ``https://``); no HTTP library is needed.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import math
+import re
 import select
 import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -66,7 +79,10 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "HttpClientStream",
     "connect_http",
+    "encode_header_value",
+    "header_parameters",
     "legacy_sse",
+    "modern_headers",
     "streamable_http",
 ]
 
@@ -344,6 +360,86 @@ class _Response:
             await self._conn.aclose()
 
 
+# -- the stateless revisions' request headers ------------------------------------------------------
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+_NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_SENTINEL = re.compile(r"=\?base64\?.*\?=\Z", re.DOTALL)
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")  # an RFC 9110 field name
+_MAX_SCHEMA_DEPTH = 32
+
+
+def encode_header_value(value: str) -> str:
+    """A value as the stateless revisions put it in a header: as it is when it is plain visible ASCII
+    without surrounding whitespace that does not look like the sentinel, else ``=?base64?...?=``."""
+    if value.isascii() and value.isprintable() and value == value.strip() and not _SENTINEL.match(value):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def header_parameters(input_schema: Any) -> list[tuple[tuple[str, ...], str]]:
+    """``(property path, header name)`` of every ``x-mcp-header`` annotation of a tool's input schema
+    reachable from the root through ``properties`` alone."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(schema: Any, path: tuple[str, ...]) -> None:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(properties, dict) or len(path) >= _MAX_SCHEMA_DEPTH:
+            return
+        for name, sub in properties.items():
+            if not isinstance(sub, dict):
+                continue
+            token = sub.get("x-mcp-header")
+            if isinstance(token, str) and _TOKEN.match(token):
+                found.append(((*path, name), token))
+            walk(sub, (*path, name))
+
+    walk(input_schema, ())
+    return found
+
+
+def _header_scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, str):
+        return value
+    return None  # null, objects and arrays are not mirrored
+
+
+def modern_headers(
+    message: Any, parameters: Iterable[tuple[tuple[str, ...], str]] = ()
+) -> list[tuple[bytes, bytes]] | None:
+    """The headers a stateless-revision request carries, derived from its body; None when the message
+    is not such a request. ``parameters`` are the tool's ``x-mcp-header`` properties (for
+    ``tools/call``; see :func:`header_parameters`)."""
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    method, params = message.get("method"), message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(PROTOCOL_VERSION_META) if isinstance(meta, dict) else None
+    if not isinstance(method, str) or not isinstance(version, str):
+        return None
+    assert isinstance(params, dict)
+    headers = [(b"mcp-protocol-version", version.encode("utf-8")), (b"mcp-method", method.encode("utf-8"))]
+    key = _NAME_PARAMS.get(method)
+    name = params.get(key) if key is not None else None
+    if isinstance(name, str):
+        headers.append((b"mcp-name", encode_header_value(name).encode("ascii")))
+    arguments = params.get("arguments")
+    for path, token in parameters:
+        value: Any = arguments
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        text = _header_scalar(value)
+        if text is not None:
+            headers.append((b"mcp-param-" + token.encode("ascii"), encode_header_value(text).encode("ascii")))
+    # what cannot travel in a header (a version or method with odd characters) is left to the server
+    return [(n, v) for n, v in headers if all(0x20 <= b <= 0x7E for b in v)]
+
+
 # -- messages -------------------------------------------------------------------------------------
 @dataclass(slots=True)
 class _Outgoing:
@@ -354,6 +450,8 @@ class _Outgoing:
     method: str | None  # of a single request/notification
     is_initialize: bool
     is_response: bool  # only responses (no requests, no notifications)
+    parsed: Any = None  # the message, decoded
+    modern: list[tuple[bytes, bytes]] | None = None  # a stateless-revision request: its headers
 
 
 def _inspect(data: bytes) -> _Outgoing:
@@ -377,7 +475,7 @@ def _inspect(data: bytes) -> _Outgoing:
             only_responses = False
     method = parsed.get("method") if isinstance(parsed, dict) else None
     is_init = method == "initialize" and bool(ids)
-    return _Outgoing(data, ids, method if isinstance(method, str) else None, is_init, only_responses)
+    return _Outgoing(data, ids, method if isinstance(method, str) else None, is_init, only_responses, parsed)
 
 
 def _error_bytes(rid: _RequestId | None, code: int, message: str, data: Any = None) -> bytes:
@@ -457,6 +555,9 @@ class HttpClientStream:
         self._legacy_response: _Response | None = None
         self._established = False  # an initialize POST succeeded (no more fallback)
         self._inflight: dict[_RequestId, anyio.CancelScope] = {}
+        self._modern_ids: set[_RequestId] = set()  # stateless requests in flight
+        self._listings: set[_RequestId] = set()  # tools/list requests in flight
+        self.tool_headers: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # from tools/list results
 
     # -- MessageStream --------------------------------------------------------------------------
     async def receive(self) -> bytes:
@@ -469,6 +570,17 @@ class HttpClientStream:
         if self._closed:
             raise anyio.ClosedResourceError("the HTTP transport is closed")
         out = _inspect(message)
+        if out.method == "notifications/cancelled" and self._modern_ids:
+            rid = _cancelled_id(out.parsed)
+            if rid is not None and rid in self._modern_ids:
+                # a stateless request is cancelled by closing its response stream, nothing is POSTed
+                self._abandon(out.data)
+                return
+        out.modern = self._modern_headers(out)
+        if out.modern is not None:
+            self._modern_ids.update(out.ids)
+        if out.method == "tools/list":
+            self._listings.update(out.ids)
         if out.is_initialize:
             self._init_message = out
             self._init_result_pending = True
@@ -496,13 +608,29 @@ class HttpClientStream:
     def _abandon(self, data: bytes) -> None:
         """After ``notifications/cancelled`` went out: stop waiting for the cancelled request's answer."""
         try:
-            params = orjson.loads(data).get("params")
-        except (orjson.JSONDecodeError, AttributeError):
+            rid = _cancelled_id(orjson.loads(data))
+        except orjson.JSONDecodeError:
             return
-        rid = params.get("requestId") if isinstance(params, dict) else None
-        scope = self._inflight.get(rid) if isinstance(rid, (str, int)) else None
+        scope = self._inflight.get(rid) if rid is not None else None
         if scope is not None:
             scope.cancel()
+
+    def _modern_headers(self, out: _Outgoing) -> list[tuple[bytes, bytes]] | None:
+        parsed = out.parsed
+        parameters: list[tuple[tuple[str, ...], str]] = []
+        if out.method == "tools/call" and isinstance(parsed, dict):
+            params = parsed.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if isinstance(name, str):
+                parameters = self.tool_headers.get(name, [])
+        return modern_headers(parsed, parameters)
+
+    def _learn_tools(self, result: Any) -> None:
+        """Note the ``x-mcp-header`` parameters of each tool a ``tools/list`` result describes."""
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self.tool_headers[tool["name"]] = header_parameters(tool.get("inputSchema"))
 
     async def aclose(self) -> None:
         if self._closed:
@@ -619,6 +747,9 @@ class HttpClientStream:
             if isinstance(item, dict) and "method" not in item and "id" in item:
                 rid = item["id"]
                 if isinstance(rid, (str, int)) and not isinstance(rid, bool):
+                    if rid in self._listings:
+                        self._listings.discard(rid)
+                        self._learn_tools(item.get("result"))
                     if pending is not None:
                         pending.discard(rid)
                     if capture is not None and rid in capture:
@@ -705,6 +836,8 @@ class HttpClientStream:
                 await self._fail(out, ended, sorted(pending, key=str))
         finally:
             for rid in out.ids:
+                self._modern_ids.discard(rid)
+                self._listings.discard(rid)
                 if self._inflight.get(rid) is scope:
                     del self._inflight[rid]
             if written is not None:
@@ -715,10 +848,14 @@ class HttpClientStream:
     async def _post(
         self, out: _Outgoing, pending: set[_RequestId], written: anyio.Event | None, *, may_reinitialize: bool
     ) -> None:
-        session = None if out.is_initialize else self.session_id
-        headers = self._headers(
-            accept=_ACCEPT_BOTH, json_body=True, session=session, version=not out.is_initialize
-        )
+        if out.modern is not None:  # stands alone: no session, its own version and routing headers
+            session = None
+            headers = self._headers(accept=_ACCEPT_BOTH, json_body=True, version=False, extra=out.modern)
+        else:
+            session = None if out.is_initialize else self.session_id
+            headers = self._headers(
+                accept=_ACCEPT_BOTH, json_body=True, session=session, version=not out.is_initialize
+            )
         head_timeout = self._read_timeout if out.ids else self._timeout
         response = await self._request(
             b"POST", self._post_target, headers, out.data, head_timeout=head_timeout, written=written
@@ -1082,6 +1219,13 @@ class HttpClientStream:
             return
         if not 200 <= response.status < 300:
             await self._fail_from_body(out, pending, response.status, response.reason, body)
+
+
+def _cancelled_id(message: Any) -> _RequestId | None:
+    """The ``requestId`` a ``notifications/cancelled`` message names."""
+    params = message.get("params") if isinstance(message, dict) else None
+    rid = params.get("requestId") if isinstance(params, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
 
 
 def _valid_session_id(value: str) -> bool:
