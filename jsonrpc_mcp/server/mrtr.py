@@ -218,21 +218,37 @@ def _refused(why: str, reason: str) -> InvalidParams:
 class Exchange:
     """The asks of one round of a modern request: the answers known, and the questions to send."""
 
-    __slots__ = ("_count", "_known", "_used", "digest", "method", "pending", "retried")
+    __slots__ = ("_count", "_digest", "_known", "_params", "_used", "method", "pending", "retried")
 
-    def __init__(self, method: str, digest: str, known: dict[str, tuple[str, Any]], retried: bool) -> None:
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any],
+        digest: str | None,
+        known: dict[str, tuple[str, Any]],
+        retried: bool,
+    ) -> None:
         self.method = method
-        self.digest = digest
+        self._params = params
+        self._digest = digest
         self._known = known
         self._used: dict[str, tuple[str, Any]] = {}
         self._count = 0
         self.pending: dict[str, tuple[str, dict[str, Any]]] = {}  # key -> (question digest, request)
         self.retried = retried
 
+    @property
+    def digest(self) -> str:
+        """The digest of the request's parameters, computed only when a state is read or issued:
+        most requests never ask for anything, and they should not pay for it."""
+        if self._digest is None:
+            self._digest = params_digest(self._params)
+        return self._digest
+
     @classmethod
     def start(cls, sealer: RequestStateSealer, method: str, params: dict[str, Any]) -> Exchange:
         """Read a round's ``requestState`` (verified) and ``inputResponses``; -32602 if unusable."""
-        digest = params_digest(params)
+        digest: str | None = None
         state = params.get("requestState")
         responses = params.get("inputResponses")
         if responses is not None and type(responses) is not dict:
@@ -241,6 +257,7 @@ class Exchange:
         if state is not None:
             if type(state) is not str:
                 raise InvalidParams("Invalid params: 'requestState' must be a string")
+            digest = params_digest(params)
             claims = sealer.open(state, method, digest)
             answers = claims.get("a")
             asked = claims.get("q")
@@ -253,7 +270,7 @@ class Exchange:
                 for key, question in asked.items():  # entries we did not ask for are ignored
                     if key in responses and isinstance(question, str):
                         known[key] = (question, responses[key])
-        return cls(method, digest, known, retried=state is not None or responses is not None)
+        return cls(method, params, digest, known, retried=state is not None or responses is not None)
 
     def ask(self, method: str, params: dict[str, Any] | None) -> Any:
         """The client's answer to this question, or :class:`InputRequired` if it has none yet."""

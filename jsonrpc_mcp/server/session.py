@@ -116,7 +116,7 @@ class ServerSession:
         self.client_capabilities: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self._pending: set[str] = set()
-        self._wake = anyio.Event()
+        self._wake: anyio.Event | None = None  # made by run_notifier (a throwaway session never needs it)
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._thread = threading.get_ident()
         self.log_threshold = level_index(server.default_log_level)
@@ -165,7 +165,7 @@ class ServerSession:
             if self.state is State.INITIALIZING:
                 self.state = State.READY
                 if self._pending:
-                    self._wake.set()  # changes made during the handshake are announced now
+                    self._poke()  # changes made during the handshake are announced now
             else:
                 logger.debug("'notifications/initialized' in state %s ignored", self.state.value)
         elif method == "notifications/cancelled":
@@ -216,6 +216,10 @@ class ServerSession:
             raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
         await self.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
     def list_changed(self, kind: str) -> None:
         """A registry changed (from any thread): schedule the matching list_changed notification."""
         if threading.get_ident() != self._thread:
@@ -228,7 +232,7 @@ class ServerSession:
         if self.state is State.NEW:
             return  # capabilities and lists are decided at initialize: nothing to announce yet
         self._pending.add(kind)
-        self._wake.set()
+        self._poke()
 
     async def run_notifier(self) -> None:
         """Send list_changed notifications, coalescing bursts, until cancelled.
@@ -240,8 +244,10 @@ class ServerSession:
         self._token = anyio.lowlevel.current_token()
         self._thread = threading.get_ident()
         while True:
-            await self._wake.wait()
-            self._wake = anyio.Event()
+            self._wake = wake = anyio.Event()
+            if self._pending and self.state is State.READY:
+                wake.set()
+            await wake.wait()
             if self.state is not State.READY:
                 continue  # held until the client says "initialized" (handle_notification wakes us)
             kinds, self._pending = self._pending, set()
