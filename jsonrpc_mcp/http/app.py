@@ -82,6 +82,7 @@ SESSION_HEADER = b"mcp-session-id"
 VERSION_HEADER = b"mcp-protocol-version"
 DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
 _BAD_REQUEST = -32600
+_WATCH_AFTER = 0.02  # seconds before a modern request's connection is watched for the client leaving
 _PARSE_ERROR = -32700
 _INTERNAL_ERROR = -32603
 LISTEN = "subscriptions/listen"
@@ -257,7 +258,7 @@ class HttpSession:
 class _PostChannel:
     """Where a POST's request sends what comes before its answer; starts SSE on first use."""
 
-    __slots__ = ("_ended", "_send", "app", "extra_headers", "force_sse", "session", "stream")
+    __slots__ = ("_ended", "_send", "app", "extra_headers", "force_sse", "on_open", "session", "stream")
 
     def __init__(
         self, app: McpHttpApp, session: HttpSession, send: Send, extra_headers: list[tuple[bytes, bytes]]
@@ -269,6 +270,7 @@ class _PostChannel:
         self.stream: EventStream | None = None
         self._ended = False  # the HTTP response ended early (close_connection); the stream lives on
         self.force_sse = False  # SSE even in JSON-only mode (subscriptions/listen)
+        self.on_open: Callable[[], None] | None = None  # called once the response became SSE
 
     async def send(self, message: bytes) -> None:
         if self.app.json_response and not self.force_sse:
@@ -296,6 +298,8 @@ class _PostChannel:
             await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
         await stream.attach(write)
+        if self.on_open is not None:
+            self.on_open()
         revision = self.session.mcp.revision
         primed = prime or (revision is not None and revision.has_sse_priming)
         if primed and self.session.store is not None:
@@ -738,12 +742,24 @@ class McpHttpApp:
                 loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
             except RuntimeError:
                 loop = None
-            if loop is not None:  # a plain task: a task group costs several times more per request
-                watcher = loop.create_task(watch())
+            if loop is not None:
+                # Closing the response cancels the request, but most requests are answered before a
+                # client could close anything: the watcher (a plain task, cheaper than a task group)
+                # starts after a short delay, or at once when the response becomes a stream.
+                watchers: list[asyncio.Task[None]] = []
+
+                def start_watching() -> None:
+                    if not watchers:
+                        watchers.append(loop.create_task(watch()))
+
+                channel.on_open = start_watching
+                timer = loop.call_later(_WATCH_AFTER, start_watching)
                 try:
                     processed = await session.endpoint.process(request, channel)
                 finally:
-                    watcher.cancel()
+                    timer.cancel()
+                    for watcher in watchers:
+                        watcher.cancel()
             else:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(watch)

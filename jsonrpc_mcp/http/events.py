@@ -74,8 +74,25 @@ class EventStream:
         self.id = stream_id
         self._store = store
         self._writer: Writer | None = None
-        self.closed = anyio.Event()
-        self._lock = anyio.Lock()
+        # made on first use: a stateless request's session has a stream it never touches
+        self._closed: anyio.Event | None = None
+        self._is_closed = False
+        self._mutex: anyio.Lock | None = None
+
+    @property
+    def closed(self) -> anyio.Event:
+        """Set once the stream has no more events."""
+        if self._closed is None:
+            self._closed = anyio.Event()
+            if self._is_closed:
+                self._closed.set()
+        return self._closed
+
+    @property
+    def _lock(self) -> anyio.Lock:
+        if self._mutex is None:
+            self._mutex = anyio.Lock()
+        return self._mutex
 
     @property
     def attached(self) -> bool:
@@ -124,4 +141,6 @@ class EventStream:
     def close(self) -> None:
         """No more events: whatever connection serves the stream may end."""
         self._writer = None
-        self.closed.set()
+        self._is_closed = True
+        if self._closed is not None:
+            self._closed.set()

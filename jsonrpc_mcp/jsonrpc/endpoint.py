@@ -255,7 +255,8 @@ class Endpoint:
         self._peer: Peer[_Slot, anyio.CancelScope] = Peer()
         self._tasks: _Tasks | None = None
         self._closed = False
-        self._started = anyio.Event()
+        self._started: anyio.Event | None = None  # made when someone waits (clients do; HTTP never)
+        self._running = False
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -263,6 +264,10 @@ class Endpoint:
         return self._closed
 
     async def wait_started(self) -> None:
+        if self._running:
+            return
+        if self._started is None:
+            self._started = anyio.Event()
         await self._started.wait()
 
     async def run(self) -> None:
@@ -272,7 +277,9 @@ class Endpoint:
         try:
             async with anyio.create_task_group() as tg:
                 self._tasks = tasks = _Tasks(tg)
-                self._started.set()
+                self._running = True
+                if self._started is not None:
+                    self._started.set()
                 try:
                     await self._read_loop()
                 finally:
