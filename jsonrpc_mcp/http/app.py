@@ -795,17 +795,8 @@ class McpHttpApp:
         if not _accepts(scope, EVENT_STREAM):
             await _error(send, 406, _BAD_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             return
-        _, refused = self._header_revision(scope)
-        if refused is not None:
-            await _error(send, 400, _BAD_REQUEST, refused)
-            return
-        raw_id = _header(scope, SESSION_HEADER)
-        if raw_id is None:
-            await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        session = self.sessions.get(raw_id.decode("latin-1"))
+        session = await self._session_of(scope, send)
         if session is None:
-            await _error(send, 404, -32001, "Session not found")
             return
         raw_last = _header(scope, b"last-event-id")
         last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
@@ -892,22 +883,28 @@ class McpHttpApp:
                 [(b"allow", b"POST")],
             )
             return
+        session = await self._session_of(scope, send)
+        if session is None:
+            return
+        assert session.id is not None
+        del self.sessions[session.id]
+        await session.close()
+        await _respond(send, 200)
+
+    async def _session_of(self, scope: Scope, send: Send) -> HttpSession | None:
+        """The session a GET or DELETE names; None once the refusal (400, 404) was answered."""
         _, refused = self._header_revision(scope)
         if refused is not None:
             await _error(send, 400, _BAD_REQUEST, refused)
-            return
+            return None
         raw_id = _header(scope, SESSION_HEADER)
         if raw_id is None:
             await _error(send, 400, _BAD_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        session_id = raw_id.decode("latin-1")
-        session = self.sessions.get(session_id)
+            return None
+        session = self.sessions.get(raw_id.decode("latin-1"))
         if session is None:
             await _error(send, 404, -32001, "Session not found")
-            return
-        del self.sessions[session_id]
-        await session.close()
-        await _respond(send, 200)
+        return session
 
     # -- idle sessions ----------------------------------------------------------------------------
     def _reap_idle(self) -> None:
