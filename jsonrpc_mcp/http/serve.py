@@ -47,7 +47,8 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         "timeout_graceful_shutdown": 5,
     }
     url = f"http://{options.host}:{options.port}{options.path}"
-    print(f"jsonrpc-mcp: serving {server.name} at {url}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
+    sys.stderr.flush()
     if options.workers > 1:
         # each worker process imports the app afresh: hand it the target and the options, and one
         # requestState key, so that a multi round-trip retry may land on any worker
