@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .fixtures import Fixture, FixtureError, Spec, load_spec, select_ids
+from .httptarget import HttpTarget
 from .runner import Options, Run, Verdict, run_conformance
 from .targets import InProcessTarget, StdioTarget, Target
 
 __all__ = [
     "Fixture",
     "FixtureError",
+    "HttpTarget",
     "InProcessTarget",
     "Options",
     "Run",

@@ -3,6 +3,7 @@
 Usage::
 
     jsonrpc-mcp conformance stdio [OPTIONS] -- CMD [ARGS...]
+    jsonrpc-mcp conformance http [OPTIONS] URL
     jsonrpc-mcp conformance --config FILE --server NAME [OPTIONS]
 
 Exit codes:
@@ -27,6 +28,7 @@ import anyio
 
 from .baseline import BaselineError, apply_baseline, load_baseline
 from .fixtures import ALL_REVISIONS, FixtureError, load_spec, select_ids
+from .httptarget import HttpTarget
 from .report import summary, to_json, to_junit, to_text
 from .runner import Options, Run, run_conformance
 from .targets import StdioTarget, Target
@@ -47,9 +49,9 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
         epilog="Exit codes: 0 passed, 1 failures, 2 usage error, 3 server unreachable, 4 bad fixtures.",
     )
     parser.add_argument(
-        "mode", nargs="?", choices=["stdio"], help="how to reach the server (or use --config)"
+        "mode", nargs="?", choices=["stdio", "http"], help="how to reach the server (or use --config)"
     )
-    parser.add_argument("command", nargs="*", help="stdio: the server command, after --")
+    parser.add_argument("command", nargs="*", help="stdio: the server command, after --; http: the URL")
     parser.add_argument(
         "--config", type=Path, help="an mcpServers JSON config (Claude Desktop / Cursor format)"
     )
@@ -83,7 +85,7 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     return parser
 
 
-def target_from_config(path: Path, name: str | None) -> Target:
+def target_from_config(path: Path, name: str | None, timeout: float = 5.0) -> Target:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -98,8 +100,13 @@ def target_from_config(path: Path, name: str | None) -> Target:
     entry = servers.get(name)
     if not isinstance(entry, dict):
         raise UsageError(f"{path} has no server {name!r} (it has {', '.join(servers)})")
+    if "command" not in entry and "url" in entry:
+        headers = entry.get("headers", {})
+        if not isinstance(headers, dict):
+            raise UsageError(f"server {name!r}: headers must be an object")
+        return _http_target(str(entry["url"]), {str(k): str(v) for k, v in headers.items()}, timeout)
     if "command" not in entry:
-        raise UsageError(f"server {name!r} has no command (only stdio servers are supported by this version)")
+        raise UsageError(f"server {name!r} has neither a command nor a url")
     args = entry.get("args", [])
     env = entry.get("env")
     if not isinstance(args, list) or (env is not None and not isinstance(env, dict)):
@@ -116,12 +123,25 @@ def _target(args: argparse.Namespace) -> Target:
     if args.config is not None:
         if args.mode is not None:
             raise UsageError("give either a mode or --config, not both")
-        return target_from_config(args.config, args.server)
+        return target_from_config(args.config, args.server, args.timeout)
     if args.mode == "stdio":
         if not args.command:
             raise UsageError("stdio needs the server command after --")
         return StdioTarget(args.command)
-    raise UsageError("say how to reach the server: 'stdio -- CMD ...' or '--config FILE --server NAME'")
+    if args.mode == "http":
+        if len(args.command) != 1:
+            raise UsageError("http needs exactly one URL")
+        return _http_target(args.command[0], {}, args.timeout)
+    raise UsageError(
+        "say how to reach the server: 'stdio -- CMD ...', 'http URL' or '--config FILE --server NAME'"
+    )
+
+
+def _http_target(url: str, headers: dict[str, str], timeout: float) -> Target:
+    try:
+        return HttpTarget(url, headers=headers, timeout=timeout)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def exit_code(run: Run) -> int:

@@ -343,6 +343,8 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                 )
         elif "paginate" in step:
             await _paginate(step["paginate"], channel, variables, timeout)
+        elif "http" in step:
+            await _http_step(step["http"], channel, variables, timeout)
         else:
             raise Abort(ERROR, [f"unknown step {sorted(step)}"])
 
@@ -382,6 +384,59 @@ async def _paginate(
         problems = match(seen, {"$each": spec["each"]}, variables)
         if problems:
             raise Abort(FAIL, problems, _short(spec["each"], 400), _short(seen, 400))
+
+
+async def _http_step(
+    spec: dict[str, Any], channel: Channel, variables: dict[str, Any], timeout: float
+) -> None:
+    """One HTTP exchange with exact method, headers and body; ``expect`` is matched against
+    ``{"status", "headers", "content_type", "text", "messages", "body"}`` (``body``: the JSON body, or
+    the JSON-RPC response of an SSE body; absent when empty)."""
+    exchange = getattr(channel.conn, "exchange", None)
+    if exchange is None:
+        raise Abort(SKIP, ["not applicable: an HTTP exchange needs the http transport"])
+    if spec.get("requires_session") and getattr(channel.conn, "session_id", None) is None:
+        raise Abort(SKIP, ["not applicable: the server issued no session id"])
+    method = str(spec.get("method", "POST"))
+    message: Any = None
+    body: bytes | None = None
+    if "body" in spec:
+        message = substitute(spec["body"], variables)
+        body = _dump(message)
+    elif "body_raw" in spec:
+        body = str(substitute(spec["body_raw"], variables)).encode("utf-8")
+    headers: dict[str, str] = channel.conn.default_headers(message)  # type: ignore[attr-defined]
+    if body is None:
+        headers.pop("content-type", None)
+    for name, value in substitute(spec.get("headers", {}), variables).items():
+        headers.pop(name.lower(), None)
+        if value is not None:
+            headers[name.lower()] = str(value)
+    if body is not None:
+        channel._note_sent(body + b"\n")
+    try:
+        reply = await exchange(method, headers, body, timeout)
+    except (OSError, TimeoutError, EOFError) as exc:
+        raise Abort(FAIL, [f"{method} failed: {exc}"]) from None
+    channel.conn.learn(message, reply)  # type: ignore[attr-defined]
+    for item in reply.messages:
+        channel.log.append(Seen(_dump(item), channel.fixture, item))
+    subject = reply.as_pattern_subject()
+    if "skip_if" in spec and not match(subject, substitute(spec["skip_if"], variables), variables):
+        reason = spec.get("skip_reason", f"the server answered {reply.status}")
+        raise Abort(SKIP, [f"not applicable: {reason}"])
+    pattern = substitute(spec.get("expect", {}), variables)
+    problems = match(subject, pattern, variables)
+    if problems:
+        shown = {k: v for k, v in subject.items() if k in ("status", "content_type", "body", "text")}
+        if "body" in shown:
+            shown.pop("text")
+        raise Abort(FAIL, problems, _short(pattern, 400), _short(shown, 400))
+    for name, path in spec.get("capture", {}).items():
+        try:
+            variables[name] = select(subject, path)
+        except KeyError:
+            raise Abort(SKIP, [f"not applicable: the server's answer has no {path}"]) from None
 
 
 # ------------------------------------------------------------------------------------- invariants
