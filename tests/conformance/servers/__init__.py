@@ -1,0 +1,1 @@
+"""Servers written with other MCP implementations, run through the conformance harness."""
