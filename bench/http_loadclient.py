@@ -63,6 +63,7 @@ from loadclient import (
     opening_problem,
     read_cpu_seconds,
     read_peak_rss_kib,
+    read_tail,
     result_problem,
 )
 
@@ -396,14 +397,7 @@ class HttpServer:
         return None if self._proc is None else self._proc.poll()
 
     def output_tail(self) -> str:
-        if self._output is None:
-            return ""
-        try:
-            size = self._output.seek(0, os.SEEK_END)
-            self._output.seek(max(0, size - _STDERR_TAIL_BYTES))
-            return self._output.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        return read_tail(self._output)
 
     def output_size(self) -> int:
         try:

@@ -222,6 +222,18 @@ class _Tally:
             self.first_error = what[:500]
 
 
+def read_tail(output: IO[bytes] | None) -> str:
+    """The last bytes a server wrote to ``output`` (a temporary file), for error reports."""
+    if output is None:
+        return ""
+    try:
+        size = output.seek(0, os.SEEK_END)
+        output.seek(max(0, size - _STDERR_TAIL_BYTES))
+        return output.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return ""
+
+
 class StdioServer:
     """A spawned server process spoken to with newline-delimited JSON over its stdin/stdout."""
 
@@ -303,14 +315,7 @@ class StdioServer:
         return None if self._proc is None else self._proc.poll()
 
     def stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            size = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, size - _STDERR_TAIL_BYTES))
-            return self._stderr.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        return read_tail(self._stderr)
 
     def close_stderr(self) -> None:
         if self._stderr is not None:
