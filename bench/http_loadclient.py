@@ -73,7 +73,6 @@ PORT_PLACEHOLDER = "{port}"
 """Replaced in a server's argv by the port chosen for it (also passed as ``MCPBENCH_PORT``)."""
 
 _READ_SIZE = 1 << 16
-_STDERR_TAIL_BYTES = 4000
 _CONNECT_POLL_SECONDS = 0.005
 
 
