@@ -33,7 +33,6 @@ CPU is their utime + stime from ``/proc/<pid>/stat``, peak RSS the sum of their 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import select
 import signal
@@ -60,6 +59,7 @@ from loadclient import (
     RunResult,
     ShutdownHow,
     call_body,
+    measure_phase,
     opening_problem,
     read_cpu_seconds,
     read_peak_rss_kib,
@@ -521,26 +521,7 @@ class HttpServer:
 
 
 def _measure(server: HttpServer, run: Callable[[], _Tally], calls: int) -> PhaseResult:
-    gc.collect()
-    gc.disable()
-    try:
-        cpu_before = tree_cpu_seconds(server.pid)
-        client_before = time.process_time()
-        start = time.perf_counter()
-        tally = run()
-        seconds = time.perf_counter() - start
-        client_cpu = time.process_time() - client_before
-        server_cpu = tree_cpu_seconds(server.pid) - cpu_before
-    finally:
-        gc.enable()
-    return PhaseResult(
-        calls=calls,
-        errors=tally.errors,
-        seconds=seconds,
-        server_cpu_seconds=server_cpu,
-        client_cpu_seconds=client_cpu,
-        first_error=tally.first_error,
-    )
+    return measure_phase(run, calls, lambda: tree_cpu_seconds(server.pid))
 
 
 def bench_http_server(

@@ -27,10 +27,10 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 import orjson
 
@@ -468,33 +468,48 @@ class _Ids:
         return [(i, encode_call(i, self._era)) for i in range(first, first + count)]
 
 
+class Counted(Protocol):
+    """What a phase's tally reports."""
+
+    errors: int
+    first_error: str | None
+
+
+def measure_phase(run: Callable[[], Counted], calls: int, server_cpu: Callable[[], float]) -> PhaseResult:
+    """Time ``run`` (garbage collection off), with the server's CPU seconds read before and after."""
+    gc.collect()
+    gc.disable()
+    try:
+        cpu_before = server_cpu()
+        client_before = time.process_time()
+        start = time.perf_counter()
+        tally = run()
+        seconds = time.perf_counter() - start
+        client_cpu = time.process_time() - client_before
+        cpu_used = server_cpu() - cpu_before
+    finally:
+        gc.enable()
+    return PhaseResult(
+        calls=calls,
+        errors=tally.errors,
+        seconds=seconds,
+        server_cpu_seconds=cpu_used,
+        client_cpu_seconds=client_cpu,
+        first_error=tally.first_error,
+    )
+
+
 def _measure(
     server: StdioServer, config: BenchConfig, requests: Sequence[tuple[int, bytes]], window: int
 ) -> PhaseResult:
     deadline = time.perf_counter() + config.phase_timeout
-    gc.collect()
-    gc.disable()
-    try:
-        cpu_before = read_cpu_seconds(server.pid)
-        client_before = time.process_time()
-        start = time.perf_counter()
+
+    def run() -> Counted:
         if window <= 1:
-            tally = server.sequential(requests, deadline)
-        else:
-            tally = server.pipelined(requests, window, deadline)
-        seconds = time.perf_counter() - start
-        client_cpu = time.process_time() - client_before
-        server_cpu = read_cpu_seconds(server.pid) - cpu_before
-    finally:
-        gc.enable()
-    return PhaseResult(
-        calls=len(requests),
-        errors=tally.errors,
-        seconds=seconds,
-        server_cpu_seconds=server_cpu,
-        client_cpu_seconds=client_cpu,
-        first_error=tally.first_error,
-    )
+            return server.sequential(requests, deadline)
+        return server.pipelined(requests, window, deadline)
+
+    return measure_phase(run, len(requests), lambda: read_cpu_seconds(server.pid))
 
 
 def bench_server(
