@@ -3,7 +3,7 @@
 Usage::
 
     jsonrpc-mcp conformance stdio [OPTIONS] -- CMD [ARGS...]
-    jsonrpc-mcp conformance http [OPTIONS] URL
+    jsonrpc-mcp conformance http [OPTIONS] URL        (http:// or https://)
     jsonrpc-mcp conformance --config FILE --server NAME [OPTIONS]
 
 Exit codes:
@@ -82,10 +82,61 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="list passing and skipped requirements too"
     )
+    tls = parser.add_argument_group("https")
+    tls.add_argument(
+        "--insecure", action="store_true", help="https: check neither the certificate nor the host name"
+    )
+    tls.add_argument(
+        "--ca-file", type=Path, help="https: trust the CA certificates in this PEM file (not the system's)"
+    )
+    auth = parser.add_argument_group(
+        "authorization", "a protected http server: without --auth-token the auth:* requirements skip"
+    )
+    auth.add_argument(
+        "--auth-token",
+        metavar="TOKEN",
+        help="a valid access token, sent as Authorization: Bearer on every request",
+    )
+    auth.add_argument(
+        "--auth-token-wrong-audience",
+        metavar="TOKEN",
+        help="a token issued for another resource, which the server must refuse (401)",
+    )
+    auth.add_argument(
+        "--auth-token-insufficient-scope",
+        metavar="TOKEN",
+        help="a valid token lacking a scope tools/call needs (403 insufficient_scope)",
+    )
     return parser
 
 
-def target_from_config(path: Path, name: str | None, timeout: float = 5.0) -> Target:
+def _http_options(args: argparse.Namespace | None) -> dict[str, Any]:
+    """The HttpTarget keywords the https and authorization options give."""
+    if args is None:
+        return {}
+    return {
+        "auth_token": args.auth_token,
+        "wrong_audience_token": args.auth_token_wrong_audience,
+        "insufficient_scope_token": args.auth_token_insufficient_scope,
+        "insecure": args.insecure,
+        "ca_file": str(args.ca_file) if args.ca_file is not None else None,
+    }
+
+
+def _http_only_options(args: argparse.Namespace) -> list[str]:
+    given = [
+        ("--insecure", args.insecure),
+        ("--ca-file", args.ca_file is not None),
+        ("--auth-token", args.auth_token is not None),
+        ("--auth-token-wrong-audience", args.auth_token_wrong_audience is not None),
+        ("--auth-token-insufficient-scope", args.auth_token_insufficient_scope is not None),
+    ]
+    return [name for name, present in given if present]
+
+
+def target_from_config(
+    path: Path, name: str | None, timeout: float = 5.0, args: argparse.Namespace | None = None
+) -> Target:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -104,9 +155,11 @@ def target_from_config(path: Path, name: str | None, timeout: float = 5.0) -> Ta
         headers = entry.get("headers", {})
         if not isinstance(headers, dict):
             raise UsageError(f"server {name!r}: headers must be an object")
-        return _http_target(str(entry["url"]), {str(k): str(v) for k, v in headers.items()}, timeout)
+        return _http_target(str(entry["url"]), {str(k): str(v) for k, v in headers.items()}, timeout, args)
     if "command" not in entry:
         raise UsageError(f"server {name!r} has neither a command nor a url")
+    if args is not None and _http_only_options(args):
+        raise UsageError(f"{', '.join(_http_only_options(args))}: only for a server reached over http")
     args = entry.get("args", [])
     env = entry.get("env")
     if not isinstance(args, list) or (env is not None and not isinstance(env, dict)):
@@ -123,24 +176,28 @@ def _target(args: argparse.Namespace) -> Target:
     if args.config is not None:
         if args.mode is not None:
             raise UsageError("give either a mode or --config, not both")
-        return target_from_config(args.config, args.server, args.timeout)
+        return target_from_config(args.config, args.server, args.timeout, args)
     if args.mode == "stdio":
         if not args.command:
             raise UsageError("stdio needs the server command after --")
+        if _http_only_options(args):
+            raise UsageError(f"{', '.join(_http_only_options(args))}: only for a server reached over http")
         return StdioTarget(args.command)
     if args.mode == "http":
         if len(args.command) != 1:
             raise UsageError("http needs exactly one URL")
-        return _http_target(args.command[0], {}, args.timeout)
+        return _http_target(args.command[0], {}, args.timeout, args)
     raise UsageError(
         "say how to reach the server: 'stdio -- CMD ...', 'http URL' or '--config FILE --server NAME'"
     )
 
 
-def _http_target(url: str, headers: dict[str, str], timeout: float) -> Target:
+def _http_target(
+    url: str, headers: dict[str, str], timeout: float, args: argparse.Namespace | None = None
+) -> Target:
     try:
-        return HttpTarget(url, headers=headers, timeout=timeout)
-    except ValueError as exc:
+        return HttpTarget(url, headers=headers, timeout=timeout, **_http_options(args))
+    except (ValueError, OSError) as exc:  # OSError: an unreadable --ca-file
         raise UsageError(str(exc)) from None
 
 
@@ -153,7 +210,7 @@ def exit_code(run: Run) -> int:
 
 def main(argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "python -m conformance") -> int:
     out = out or sys.stdout
-    args = build_parser(prog).parse_args(argv)
+    args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
     try:
         target = _target(args)
         expected = load_baseline(args.expected_failures) if args.expected_failures else []

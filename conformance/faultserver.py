@@ -11,11 +11,19 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``error-id-null``          error responses to readable requests carry ``id: null``
 ``junk-stdout``            (stdio) writes a banner line to stdout before serving
 ``never-exits``            (stdio) keeps running after stdin closes
+
+Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
+wrapper rewrites the HTTP exchanges instead:
+
+``session-id-with-space``  every ``Mcp-Session-Id`` issued has a space in it (taken back out of requests)
+``sse-buffered``           SSE responses lose ``X-Accel-Buffering: no``
+``broadcast``              what a POST is answered with is also copied onto the session's GET stream
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -23,9 +31,9 @@ from typing import Any
 import anyio
 import orjson
 
-from jsonrpc_mcp import Server
+from jsonrpc_mcp import Context, Server
 
-__all__ = ["FAULTS", "FaultyStream", "create_server", "serve_with_faults"]
+__all__ = ["FAULTS", "HTTP_FAULTS", "FaultyStream", "create_server", "http_app", "serve_with_faults"]
 
 FAULTS = (
     "answers-notifications",
@@ -36,7 +44,9 @@ FAULTS = (
     "junk-stdout",
     "never-exits",
 )
+HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
+_SESSION = b"mcp-session-id"
 
 
 def create_server() -> Server:
@@ -46,6 +56,13 @@ def create_server() -> Server:
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
+
+    @server.tool()
+    async def test_tool_with_progress(ctx: Context) -> str:
+        """Report progress 0, 50 and 100 of 100 (named as the conformance suite's fixture)."""
+        for step in (0, 50, 100):
+            await ctx.report_progress(step, total=100)
+        return "done"
 
     @server.resource("fault://greeting", mime_type="text/plain")
     def greeting() -> str:
@@ -152,13 +169,82 @@ async def serve_with_faults(server: Server, stream: Any, faults: Iterable[str]) 
     await server.serve(FaultyStream(stream, faults))
 
 
+def _rewrite_headers(headers: Iterable[Any], faults: set[str], outgoing: bool) -> list[tuple[bytes, bytes]]:
+    rewritten: list[tuple[bytes, bytes]] = []
+    for name, value in headers:
+        key = bytes(name).lower()
+        if key == _SESSION and "session-id-with-space" in faults:
+            value = value[:8] + b" " + value[8:] if outgoing else bytes(value).replace(b" ", b"")
+        elif key == b"x-accel-buffering" and outgoing and "sse-buffered" in faults:
+            continue
+        rewritten.append((name, value))
+    return rewritten
+
+
+def http_app(faults: Iterable[str] = (), server: Server | None = None) -> tuple[Any, Any]:
+    """``(asgi_app, mcp_app)``: the fault server over Streamable HTTP behind an ASGI wrapper that
+    injects the HTTP ``faults``; ``mcp_app`` is the :class:`McpHttpApp` inside (to shut it down)."""
+    from jsonrpc_mcp.http import McpHttpApp
+
+    chosen = set(faults)
+    unknown = chosen - set(HTTP_FAULTS)
+    if unknown:
+        raise ValueError(f"unknown HTTP faults {sorted(unknown)}")
+    mcp_app = McpHttpApp(server or create_server())
+    get_streams: dict[bytes, Any] = {}  # session id -> the send() of its open GET stream (broadcast)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not chosen:
+            await mcp_app(scope, receive, send)
+            return
+        scope = {**scope, "headers": _rewrite_headers(scope["headers"], chosen, outgoing=False)}
+        request = {bytes(k).lower(): bytes(v) for k, v in scope["headers"]}
+        session = request.get(_SESSION)
+        standalone = scope["method"] == "GET" and b"last-event-id" not in request
+        media = b""
+
+        async def faulty_send(message: Any) -> None:
+            nonlocal media
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": _rewrite_headers(message.get("headers", []), chosen, True)}
+                media = dict(message["headers"]).get(b"content-type", b"").split(b";")[0].strip()
+                if "broadcast" in chosen and standalone and session and message["status"] == 200:
+                    get_streams[session] = send
+            elif "broadcast" in chosen and scope["method"] == "POST" and session in get_streams:
+                body = bytes(message.get("body", b""))
+                copy = body if media == b"text/event-stream" else b"data: " + body + b"\n\n"
+                if body and media in (b"text/event-stream", b"application/json"):
+                    with contextlib.suppress(Exception):  # the GET stream may be gone
+                        await get_streams[session](
+                            {"type": "http.response.body", "body": copy, "more_body": True}
+                        )
+            await send(message)
+
+        try:
+            await mcp_app(scope, receive, faulty_send)
+        finally:
+            if session is not None and get_streams.get(session) is send:
+                del get_streams[session]
+
+    return app, mcp_app
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m conformance.faultserver", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--fault", action="append", default=[], choices=FAULTS)
+    parser.add_argument("--fault", action="append", default=[], choices=FAULTS + HTTP_FAULTS)
+    parser.add_argument(
+        "--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio"
+    )
     args = parser.parse_args(argv)
     faults = set(args.fault)
+    if args.port is not None:
+        import uvicorn
+
+        app, _ = http_app(faults & set(HTTP_FAULTS))
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+        return 0
     from jsonrpc_mcp.transports.stdio import stdio_server
 
     if "junk-stdout" in faults:

@@ -19,6 +19,7 @@ __all__ = [
     "ALL_REVISIONS",
     "LEGACY_REVISIONS",
     "MODERN_REVISIONS",
+    "TRANSPORT_REVISIONS",
     "Fixture",
     "FixtureError",
     "Spec",
@@ -32,6 +33,8 @@ LEGACY_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_REVISIONS = ("2026-07-28",)
 ALL_REVISIONS = LEGACY_REVISIONS + MODERN_REVISIONS
 TRANSPORTS = ("stdio", "http", "inprocess")
+# the revisions a transport exists in: Streamable HTTP came with 2025-03-26 (2024-11-05 had HTTP+SSE)
+TRANSPORT_REVISIONS = {"http": ALL_REVISIONS[1:]}
 LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY", "schema", "derived", "JSON-RPC 2.0")
 ID_RE = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*(?::[a-z0-9]+(?:[-_.][a-z0-9]+)*)+$")
 FIXTURE_KEYS = {
@@ -46,6 +49,7 @@ FIXTURE_KEYS = {
     "ambiguity",
     "steps",
     "invariant",
+    "except",
 }
 
 
@@ -95,6 +99,8 @@ class Fixture:
     ambiguity: dict[str, Any] | None = None
     steps: tuple[dict[str, Any], ...] = ()
     invariant: str | None = None  # judged over every message of the run instead of by steps
+    # (revisions, transports, reason): combinations of the lists above where the fixture does not apply
+    exceptions: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def citation(self) -> str:
@@ -103,7 +109,12 @@ class Fixture:
         return f"{page}" + (f" (NOTES §10 {notes})" if notes else "")
 
     def applies(self, revision: str, transport: str) -> bool:
-        return revision in self.revisions and transport in self.transports
+        return (
+            revision in self.revisions
+            and transport in self.transports
+            and revision in TRANSPORT_REVISIONS.get(transport, ALL_REVISIONS)
+            and not any(revision in r and transport in t for r, t, _ in self.exceptions)
+        )
 
 
 @dataclass
@@ -167,6 +178,24 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
         revisions = ()
     if not revisions:
         problems.append(f"{where}: applies to no revision")
+    for step in entry.get("steps", ()):  # a step's own revisions / transports narrow where it is taken
+        try:
+            expand_revisions(step.get("revisions", ()))
+        except FixtureError as exc:
+            problems.append(f"{where}: step: {exc}")
+        if set(step.get("transports", ())) - set(TRANSPORTS):
+            problems.append(f"{where}: step: unknown transports {step['transports']}")
+    exceptions = []
+    for item in entry.get("except", ()):
+        try:
+            excepted = expand_revisions(item.get("revisions", ["all"]))
+        except FixtureError as exc:
+            problems.append(f"{where}: except: {exc}")
+            continue
+        reason = item.get("reason")
+        if set(item.get("transports", ())) - set(TRANSPORTS) or not isinstance(reason, str) or not reason:
+            problems.append(f"{where}: except needs known transports and a reason")
+        exceptions.append((excepted, tuple(item.get("transports", TRANSPORTS)), str(reason)))
     return Fixture(
         id=fid,
         title=entry.get("title", ""),
@@ -181,6 +210,7 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
         ambiguity=entry.get("ambiguity"),
         steps=tuple(entry.get("steps", ())),
         invariant=entry.get("invariant"),
+        exceptions=tuple(exceptions),
         raw=entry,
     )
 

@@ -12,18 +12,21 @@ method, headers and body.
 from __future__ import annotations
 
 import contextlib
+import re
+import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.abc
 import h11
 import orjson
 
 from .targets import Connection
 
-__all__ = ["HttpConnection", "HttpReply", "HttpTarget"]
+__all__ = ["HttpConnection", "HttpReply", "HttpTarget", "parse_bearer_challenge"]
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -39,6 +42,8 @@ class HttpReply:
     body: bytes
     messages: list[Any] = field(default_factory=list)
     complete: bool = True
+    events: list[dict[str, Any]] | None = None  # the SSE events read (None: parse them from ``body``)
+    challenge: dict[str, Any] | None = None  # the Bearer challenge of WWW-Authenticate, parsed
 
     @property
     def content_type(self) -> str:
@@ -53,6 +58,16 @@ class HttpReply:
             "text": self.body.decode("utf-8", "replace"),
             "messages": list(self.messages),
         }
+        if self.challenge is not None:
+            subject["challenge"] = dict(self.challenge)
+        subject["ended"] = self.complete
+        subject["responses"] = [m for m in self.messages if isinstance(m, dict) and "method" not in m]
+        events = self.events
+        if events is None:
+            sse = self.content_type == "text/event-stream"
+            events = sse_events(self.body + b"\n\n") if sse else []
+        subject["events"] = events
+        subject["event_ids"] = [e["id"] for e in events if "id" in e]
         if self.content_type == "text/event-stream":
             answers = [m for m in self.messages if isinstance(m, dict) and "method" not in m]
             if answers:
@@ -61,6 +76,47 @@ class HttpReply:
             with contextlib.suppress(orjson.JSONDecodeError):
                 subject["body"] = orjson.loads(self.body)
         return subject
+
+
+_CHALLENGE_TOKEN = re.compile(r"""\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(\s*=\s*)?""")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_PARAM_TOKEN = re.compile(r"[^\s,]*")
+
+
+def parse_bearer_challenge(values: list[str]) -> dict[str, Any] | None:
+    """The ``Bearer`` challenge among ``WWW-Authenticate`` field values (RFC 9110 §11.6.1), as
+    ``{"scheme": "Bearer", <param>: <value>, ..., "scopes": [...]}`` with parameter names in lower
+    case and ``scopes`` the ``scope`` value split on spaces; None when no Bearer challenge is there."""
+    challenges: list[tuple[str, dict[str, str]]] = []
+    for value in values:
+        pos = 0
+        while pos < len(value):
+            if value[pos] in ", \t":
+                pos += 1
+                continue
+            token = _CHALLENGE_TOKEN.match(value, pos)
+            if token is None:
+                break  # not a token: the rest cannot be read
+            pos = token.end()
+            if token.group(2) is None or not challenges:  # a scheme (a token68 is not used by Bearer)
+                challenges.append((token.group(1), {}))
+                continue
+            quoted = _QUOTED.match(value, pos)
+            if quoted is not None:
+                param = re.sub(r"\\(.)", r"\1", quoted.group(1))
+                pos = quoted.end()
+            else:
+                plain = _PARAM_TOKEN.match(value, pos)
+                param = plain.group(0) if plain else ""
+                pos += len(param)
+            challenges[-1][1].setdefault(token.group(1).lower(), param)
+    for scheme, params in challenges:
+        if scheme.lower() == "bearer":
+            parsed: dict[str, Any] = {"scheme": scheme, **params}
+            if "scope" in params:
+                parsed["scopes"] = params["scope"].split()
+            return parsed
+    return None
 
 
 def _parse_sse(body: bytes) -> list[Any]:
@@ -74,6 +130,108 @@ def _parse_sse(body: bytes) -> list[Any]:
     return messages
 
 
+def _event_record(event: Any) -> dict[str, Any]:
+    """An SSE event as fixtures see it: ``event`` (name), ``data`` (parsed when it is JSON, else
+    the text), and ``id`` / ``retry`` when the event set them."""
+    record: dict[str, Any] = {"event": event.event, "data": event.data}
+    if event.data.strip():
+        with contextlib.suppress(orjson.JSONDecodeError):
+            record["data"] = orjson.loads(event.data)
+    if event.id is not None:
+        record["id"] = event.id
+    if event.retry is not None:
+        record["retry"] = event.retry
+    return record
+
+
+def sse_events(body: bytes) -> list[dict[str, Any]]:
+    """The events of a whole SSE body, as :func:`_event_record` shows them."""
+    from jsonrpc_mcp.transports.sse import SseParser
+
+    return [_event_record(event) for event in SseParser().feed(body)]
+
+
+def _event_messages(events: list[dict[str, Any]]) -> list[Any]:
+    """The JSON-RPC messages (objects, or batch arrays) the events carry."""
+    return [e["data"] for e in events if isinstance(e["data"], (dict, list))]
+
+
+class HttpStream:
+    """An exchange whose body is read a piece at a time: an SSE stream that need not end.
+
+    :meth:`read` takes events until a bound (a number of events, an event a predicate accepts, a
+    time) or the end of the body, and returns what it read as an :class:`HttpReply` (the status and
+    headers of the response, the events and messages read this time). Events parsed beyond a bound
+    wait for the next :meth:`read`. :meth:`aclose` closes the connection, ending the stream.
+    """
+
+    def __init__(self, conn: h11.Connection, stream: anyio.abc.ByteStream, head: h11.Response) -> None:
+        from jsonrpc_mcp.transports.sse import SseParser
+
+        self._conn = conn
+        self._stream = stream
+        self.status = head.status_code
+        self.headers = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in head.headers}
+        media = self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        self._sse = media == "text/event-stream"
+        self._parser = SseParser()
+        self._backlog: deque[dict[str, Any]] = deque()
+        self.ended = False
+
+    async def read(
+        self,
+        *,
+        events: int | None = None,
+        until: Callable[[dict[str, Any]], bool] | None = None,
+        within: float = 5.0,
+    ) -> HttpReply:
+        """Read until ``events`` more events, one ``until`` accepts, ``within`` seconds or the end of
+        the body; raises EOFError when the response breaks off (not valid HTTP any more)."""
+        got: list[dict[str, Any]] = []
+        parts: list[bytes] = []
+
+        def bound_reached() -> bool:
+            while self._backlog and (events is None or len(got) < events):
+                got.append(self._backlog.popleft())
+                if until is not None and until(got[-1]):
+                    return True
+            return events is not None and len(got) >= events
+
+        with anyio.move_on_after(within):
+            while not bound_reached() and not self.ended:
+                try:
+                    event = self._conn.next_event()
+                except h11.ProtocolError as exc:
+                    raise EOFError(f"the response broke off: {exc}") from None
+                if event is h11.NEED_DATA:
+                    try:
+                        chunk = await self._stream.receive()
+                    except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        chunk = b""
+                    self._conn.receive_data(chunk)
+                elif isinstance(event, h11.Data):
+                    parts.append(bytes(event.data))
+                    if self._sse:
+                        self._backlog.extend(_event_record(e) for e in self._parser.feed(bytes(event.data)))
+                else:  # EndOfMessage, ConnectionClosed
+                    self.ended = True
+                    if self._sse:
+                        self._backlog.extend(_event_record(e) for e in self._parser.feed(b"\n\n"))
+        bound_reached()
+        body = b"".join(parts)
+        reply = HttpReply(self.status, dict(self.headers), body, complete=self.ended, events=got)
+        if self._sse:
+            reply.messages = _event_messages(got)
+        elif self.ended and body.strip():
+            with contextlib.suppress(orjson.JSONDecodeError):
+                reply.messages = [orjson.loads(body)]
+        return reply
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._stream.aclose()
+
+
 class HttpConnection:
     """A client session with the endpoint (the session id and revision it learnt)."""
 
@@ -83,11 +241,14 @@ class HttpConnection:
         self._target = target
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self.modern_version: str | None = None  # the stateless revision a server/discover result confirmed
+        self.last_reply: HttpReply | None = None  # the answer to the latest frame sent
         self._frames: deque[bytes] = deque()
         self._closed = False
 
     def default_headers(self, message: Any) -> dict[str, str]:
-        """The headers a conforming client sends with ``message`` on this connection."""
+        """The headers a conforming client sends with ``message`` on this connection (``message``: the
+        JSON value sent, the bytes of a frame that is no JSON, or None for a request without a body)."""
         from jsonrpc_mcp.transports.http_client import modern_headers
 
         headers = {"accept": ACCEPT_BOTH, "content-type": "application/json", **self._target.headers}
@@ -102,20 +263,33 @@ class HttpConnection:
         if isinstance(version, str) and isinstance(message.get("method"), str):
             headers["mcp-protocol-version"] = version
             headers["mcp-method"] = message["method"]
+        elif self.modern_version and self.session_id is None and message is not None:
+            # a stateless-revision client sends its revision's headers even with a body lacking _meta
+            headers["mcp-protocol-version"] = self.modern_version
+            if isinstance(message, dict) and isinstance(message.get("method"), str):
+                headers["mcp-method"] = message["method"]
         for name, value in modern_headers(message) or []:
             headers[name.decode("ascii")] = value.decode("ascii")
         return headers
 
     async def exchange(
-        self, method: str, headers: Mapping[str, str], body: bytes | None, timeout: float
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        timeout: float,
+        *,
+        url: str | None = None,
     ) -> HttpReply:
-        """One request on a new TCP connection; an unfinished body is cut off after ``timeout``."""
+        """One request on a new TCP (or TLS) connection; an unfinished body is cut off after
+        ``timeout``. ``url``: another URL than the endpoint's (absolute, or relative to it)."""
         target = self._target
-        request_headers = [("host", target.host_header), ("connection", "close"), *headers.items()]
+        where = target.endpoint(url)
+        request_headers = [("host", where.host_header), ("connection", "close"), *headers.items()]
         if body is not None:
             request_headers.append(("content-length", str(len(body))))
         conn = h11.Connection(h11.CLIENT)
-        data = conn.send(h11.Request(method=method, target=target.path, headers=request_headers))
+        data = conn.send(h11.Request(method=method, target=where.path, headers=request_headers))
         if body:
             data += conn.send(h11.Data(data=body))
         data += conn.send(h11.EndOfMessage())
@@ -123,7 +297,7 @@ class HttpConnection:
         head: h11.Response | None = None
         complete = False
         with anyio.fail_after(timeout):
-            stream = await anyio.connect_tcp(target.host, target.port)
+            stream = await target.open_stream(where)
         async with stream:
             with anyio.move_on_after(timeout):
                 await stream.send(data)
@@ -144,12 +318,15 @@ class HttpConnection:
                         complete = True
                         break
         if head is None:
-            raise EOFError(f"no HTTP response to {method} {target.url} within {timeout:g} s")
+            raise EOFError(f"no HTTP response to {method} {where.url} within {timeout:g} s")
         reply = HttpReply(
             status=head.status_code,
             headers={n.decode("latin-1").lower(): v.decode("latin-1") for n, v in head.headers},
             body=b"".join(parts),
             complete=complete,
+            challenge=parse_bearer_challenge(
+                [v.decode("latin-1") for n, v in head.headers if n.lower() == b"www-authenticate"]
+            ),
         )
         if reply.content_type == "text/event-stream":
             reply.messages = _parse_sse(reply.body)
@@ -158,8 +335,49 @@ class HttpConnection:
                 reply.messages = [orjson.loads(reply.body)]
         return reply
 
+    async def open_exchange(
+        self, method: str, headers: Mapping[str, str], body: bytes | None, timeout: float
+    ) -> HttpStream:
+        """Send one request on a new connection and read its response head; the body is left to
+        :meth:`HttpStream.read` (for streams that do not end)."""
+        target = self._target
+        where = target.endpoint()
+        request_headers = [("host", where.host_header), ("connection", "close"), *headers.items()]
+        if body is not None:
+            request_headers.append(("content-length", str(len(body))))
+        conn = h11.Connection(h11.CLIENT)
+        data = conn.send(h11.Request(method=method, target=where.path, headers=request_headers))
+        if body:
+            data += conn.send(h11.Data(data=body))
+        data += conn.send(h11.EndOfMessage())
+        with anyio.fail_after(timeout):
+            stream = await target.open_stream(where)
+        try:
+            with anyio.fail_after(timeout):
+                await stream.send(data)
+                while True:
+                    event = conn.next_event()
+                    if event is h11.NEED_DATA:
+                        conn.receive_data(await stream.receive())
+                    elif isinstance(event, h11.Response):
+                        return HttpStream(conn, stream, event)
+        except h11.ProtocolError as exc:
+            await stream.aclose()
+            raise EOFError(f"no valid HTTP response: {exc}") from None
+        except BaseException:
+            await stream.aclose()
+            raise
+
     def learn(self, message: Any, reply: HttpReply) -> None:
-        """From the answer to ``initialize``: the session id and the negotiated revision."""
+        """From the answer to ``initialize``: the session id and the negotiated revision; from a
+        ``server/discover`` result: the stateless revision its ``_meta`` asked for."""
+        if isinstance(message, dict) and message.get("method") == "server/discover":
+            params = message.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+            answered = any(isinstance(a, dict) and isinstance(a.get("result"), dict) for a in reply.messages)
+            if isinstance(version, str) and answered:
+                self.modern_version = version
         if not (isinstance(message, dict) and message.get("method") == "initialize"):
             return
         for answer in reply.messages:
@@ -177,11 +395,20 @@ class HttpConnection:
         except orjson.JSONDecodeError:
             message = None
         try:
-            reply = await self.exchange("POST", self.default_headers(message), frame, self._target.timeout)
+            # an unreadable frame still travels with the headers the connection sends on everything
+            headers = self.default_headers(frame if message is None else message)
+            reply = await self.exchange("POST", headers, frame, self._target.timeout)
         except (OSError, TimeoutError, h11.ProtocolError) as exc:
             raise EOFError(f"POST failed: {exc}") from None
         self.learn(message, reply)
-        for item in reply.messages:
+        self.last_reply = reply
+        messages = list(reply.messages)
+        if isinstance(message, list) and reply.content_type == "text/event-stream":
+            # the answers to a batch (2025-03-26) may come as one SSE event each: together they are the
+            # batch's answer, read as one frame as a JSON array body would be
+            answers = [m for m in messages if isinstance(m, dict) and "method" not in m]
+            messages = [m for m in messages if m not in answers] + ([answers] if answers else [])
+        for item in messages:
             self._frames.append(orjson.dumps(item))
 
     async def receive(self, timeout: float) -> bytes | None:
@@ -198,25 +425,131 @@ class HttpConnection:
         return True
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one exchange goes: ``url`` split into what the connection and the request line need."""
+
+    url: str
+    tls: bool
+    host: str
+    port: int
+    host_header: str
+    path: str
+
+
+def _endpoint(url: str) -> Endpoint:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http:// or https:// URL: {url!r}")
+    tls = parts.scheme == "https"
+    return Endpoint(
+        url=url,
+        tls=tls,
+        host=parts.hostname,
+        port=parts.port or (443 if tls else 80),
+        host_header=parts.netloc,
+        path=(parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+    )
+
+
+# Token variables the ``auth`` fixtures use, with the option that gives each (the reason they skip).
+TOKEN_OPTIONS = {
+    "auth_token": "--auth-token",
+    "auth_token_wrong_audience": "--auth-token-wrong-audience",
+    "auth_token_insufficient_scope": "--auth-token-insufficient-scope",
+}
+
+
 class HttpTarget:
-    """A Streamable HTTP endpoint; each connection is a client session of its own."""
+    """A Streamable HTTP endpoint; each connection is a client session of its own.
+
+    ``https://`` URLs are reached over TLS (SNI, certificate and host name checked against the
+    system's CAs, or ``ca_file``'s; ``insecure`` checks nothing). ``auth_token``: the server is
+    protected and this token is valid (sent as ``Authorization: Bearer`` on every request; a
+    ``Bearer`` Authorization in ``headers`` counts as given); ``wrong_audience_token`` and
+    ``insufficient_scope_token``: tokens the server must refuse (401) or answer 403, for the
+    ``auth`` fixtures. :attr:`variables` is what fixtures see of all this.
+    """
 
     transport = "http"
 
-    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 5.0,
+        auth_token: str | None = None,
+        wrong_audience_token: str | None = None,
+        insufficient_scope_token: str | None = None,
+        insecure: bool = False,
+        ca_file: str | None = None,
+    ) -> None:
         from urllib.parse import urlsplit
 
-        parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"not an http:// URL: {url!r} (https is not supported by the harness)")
+        where = _endpoint(url)
         self.url = url
-        self.host = parts.hostname
-        self.port = parts.port or 80
-        self.host_header = parts.netloc
-        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.host = where.host
+        self.port = where.port
+        self.host_header = where.host_header
+        self.path = where.path
+        self.tls = where.tls
         self.headers = {k.lower(): v for k, v in (headers or {}).items()}
+        if auth_token is not None:
+            self.headers["authorization"] = f"Bearer {auth_token}"
+        else:
+            scheme, _, credentials = self.headers.get("authorization", "").strip().partition(" ")
+            if scheme.lower() == "bearer" and credentials.strip():
+                auth_token = credentials.strip()
         self.timeout = timeout
         self.description = url
+        self.ssl_context: ssl.SSLContext | None = None
+        if self.tls:
+            self.ssl_context = ssl.create_default_context(cafile=ca_file)
+            if insecure:
+                self.ssl_context.check_hostname = False
+                self.ssl_context.verify_mode = ssl.CERT_NONE
+        parts = urlsplit(url)
+        tokens = {
+            "auth_token": auth_token,
+            "auth_token_wrong_audience": wrong_audience_token,
+            "auth_token_insufficient_scope": insufficient_scope_token,
+        }
+        why = {
+            name: f"no {option} token was given"
+            for name, option in TOKEN_OPTIONS.items()
+            if tokens[name] is None
+        }
+        if auth_token is None:
+            why["auth_token"] = "server not declared protected (no --auth-token)"
+        self.variables: dict[str, Any] = {
+            "http_url": url,
+            "http_origin": f"{parts.scheme}://{parts.netloc}",
+            "http_path": parts.path.rstrip("/"),
+            "why_unknown": why,
+            **{name: token for name, token in tokens.items() if token is not None},
+        }
+
+    def endpoint(self, url: str | None = None) -> Endpoint:
+        """The endpoint itself, or ``url`` resolved against it."""
+        from urllib.parse import urljoin
+
+        return _endpoint(self.url if url is None else urljoin(self.url, url))
+
+    async def open_stream(self, where: Endpoint) -> anyio.abc.ByteStream:
+        """A connection to ``where``: TCP, wrapped in TLS (with SNI) for https."""
+        if not where.tls:
+            return await anyio.connect_tcp(where.host, where.port)
+        context = self.ssl_context or ssl.create_default_context()
+        return await anyio.connect_tcp(
+            where.host,
+            where.port,
+            ssl_context=context,
+            tls_hostname=where.host,
+            tls_standard_compatible=False,
+        )
 
     @contextlib.asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:

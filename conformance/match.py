@@ -17,6 +17,7 @@ is an operator:
 ``{"$each": p}``                 an array whose every element matches p
 ``{"$unordered": [p, ...]}``     an array matched as a multiset: same length, each pattern a distinct element
 ``{"$len": {"min": m, "max": n}}`` an array, string or object of that size
+``{"$unique": true}``            an array without two equal elements
 ``{"$schema": {...}}``           valid against the JSON Schema (2020-12 unless ``$schema`` says otherwise)
 ``{"$var": "name"}``             equal to a value captured earlier in the fixture
 """
@@ -179,6 +180,14 @@ def _match_operator(
                 size = len(actual)
                 if size < arg.get("min", 0) or ("max" in arg and size > arg["max"]):
                     problems.append(f"{path}: length {size} outside {_short(arg)}")
+        elif op == "$unique":
+            if not isinstance(actual, list):
+                problems.append(f"{path}: expected an array, got {describe_type(actual)}")
+            else:
+                for index, item in enumerate(actual):
+                    if any(json_equal(item, earlier) for earlier in actual[:index]):
+                        problems.append(f"{path}[{index}]: {_short(item)} appears more than once")
+                        break
         elif op == "$schema":
             problems.extend(f"{path}: {e}" for e in _schema_errors(actual, arg))
         elif op == "$var":
@@ -208,9 +217,25 @@ def _unordered(actual: Any, patterns: list[Any], variables: Mapping[str, Any], p
 
 
 def select(value: Any, dotted: str) -> Any:
-    """``result.tools.0.name`` applied to a message; raises KeyError when the path is not there."""
+    """``result.tools.0.name`` applied to a message; raises KeyError when the path is not there. A
+    ``*`` takes every element of an array (or value of an object): ``events.*.id`` is the list of the
+    ids of the events that have one."""
+    return _select(value, dotted.split(".") if dotted else [], dotted)
+
+
+def _select(value: Any, parts: list[str], dotted: str) -> Any:
     current = value
-    for part in dotted.split(".") if dotted else []:
+    for index, part in enumerate(parts):
+        if part == "*":
+            if not isinstance(current, (list, dict)):
+                raise KeyError(dotted)
+            found = []
+            for item in current if isinstance(current, list) else current.values():
+                try:
+                    found.append(_select(item, parts[index + 1 :], dotted))
+                except KeyError:
+                    continue
+            return found
         if isinstance(current, list):
             try:
                 current = current[int(part)]

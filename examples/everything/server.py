@@ -23,10 +23,12 @@ from typing import Annotated, Any
 import anyio
 
 from jsonrpc_mcp import Arg, Context, Server, ToolError, content
+from jsonrpc_mcp.server.modern import MissingClientCapability
 
 __all__ = [
     "ELICITATION_SCHEMA",
     "ENUMS_SCHEMA",
+    "HEADER_PARAMETERS_SCHEMA",
     "DEFAULTS_SCHEMA",
     "JSON_SCHEMA_2020_12",
     "TEST_AUDIO",
@@ -164,6 +166,17 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# 2026-07-28 Streamable HTTP: each argument travels in an Mcp-Param-{Name} header too, which the
+# server checks against the body (missing or different: HTTP 400, -32020)
+HEADER_PARAMETERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "description": "Sent as Mcp-Param-Region", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "description": "Sent as Mcp-Param-Count", "x-mcp-header": "Count"},
+    },
+    "additionalProperties": False,
+}
+
 # what completion/complete offers for test_prompt_with_arguments and the template's {id}
 ARG1_CHOICES = ("paris", "park", "party", "test", "testing")
 ID_CHOICES = ("1", "2", "3", "123")
@@ -290,6 +303,8 @@ def create_server() -> Server:
         """Tests server-initiated elicitation (user input request)."""
         try:
             result = await ctx.elicit(message, ELICITATION_SCHEMA)
+        except MissingClientCapability:
+            raise  # 2026-07-28: the request is refused with -32021 (HTTP 400), naming the capability
         except Exception as exc:
             raise ToolError(f"Elicitation not supported or error: {exc}") from exc
         return f"User response: {_elicit_summary(result)}"
@@ -322,6 +337,16 @@ def create_server() -> Server:
         json_schema_2020_12_tool,
         description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
         input_schema=JSON_SCHEMA_2020_12,
+    )
+
+    def test_header_parameters(**arguments: Any) -> str:
+        return f"Header parameters: {_compact(arguments)}"
+
+    server.add_tool(
+        "test_header_parameters",
+        test_header_parameters,
+        description="Tool whose arguments are mirrored in Mcp-Param-* headers (x-mcp-header, 2026-07-28)",
+        input_schema=HEADER_PARAMETERS_SCHEMA,
     )
 
     # -- resources --------------------------------------------------------------------------------

@@ -46,7 +46,10 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         "lifespan": "on",
         "timeout_graceful_shutdown": 5,
     }
-    url = f"http://{options.host}:{options.port}{options.path}"
+    certfile, keyfile = getattr(options, "ssl_certfile", None), getattr(options, "ssl_keyfile", None)
+    if certfile:  # https: uvicorn terminates TLS
+        common.update(ssl_certfile=certfile, ssl_keyfile=keyfile)
+    url = f"{'https' if certfile else 'http'}://{options.host}:{options.port}{options.path}"
     sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
     sys.stderr.flush()
     if options.workers > 1:

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance import InProcessTarget, Run, StdioTarget, check, load_spec
-from conformance.faultserver import create_server, serve_with_faults
+from conformance import HttpTarget, InProcessTarget, Run, StdioTarget, check, load_spec
+from conformance.faultserver import MODERN, create_server, http_app, serve_with_faults
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 SPEC = load_spec()
@@ -145,3 +145,59 @@ async def test_never_exiting_on_eof_fails_only_the_shutdown_requirement() -> Non
     with anyio.fail_after(60):
         run = await check(target, revisions=["2025-11-25"], only=["stdio:*"], timeout=2, spec=SPEC)
     assert _failed(run) == {"stdio:shutdown:exit-on-eof"}
+
+
+# -- over Streamable HTTP: an ASGI wrapper injects the fault -----------------------------------------
+HTTP_REVISIONS = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+
+
+async def _run_http(faults: list[str]) -> Run:
+    from ..http.support import serving
+
+    app, mcp_app = http_app(faults)
+    async with serving(app, mcp_app=mcp_app) as base:
+        with anyio.fail_after(60):
+            return await check(
+                HttpTarget(f"{base}/mcp", timeout=5),
+                revisions=HTTP_REVISIONS,
+                only=["http:*"],
+                timeout=5,
+                spec=SPEC,
+            )
+
+
+def _failed_at(run: Run) -> set[tuple[str, str]]:
+    return {(v.id, v.revision) for v in run.verdicts if v.status in ("fail", "error")}
+
+
+@pytest.mark.anyio
+async def test_over_http_without_faults_every_http_requirement_passes_or_skips() -> None:
+    run = await _run_http([])
+    assert _failed_at(run) == set()
+    passed = {(v.id, v.revision) for v in run.verdicts if v.status == "pass"}
+    assert {
+        ("http:session:id-visible-ascii", "2025-11-25"),
+        ("http:modern:sse-no-buffering", MODERN),
+    } <= passed
+
+
+@pytest.mark.anyio
+async def test_a_session_id_with_a_space_fails_only_the_visible_ascii_requirement() -> None:
+    run = await _run_http(["session-id-with-space"])
+    assert _failed_at(run) == {("http:session:id-visible-ascii", r) for r in HTTP_REVISIONS[:3]}
+
+
+@pytest.mark.anyio
+async def test_sse_without_x_accel_buffering_fails_only_the_no_buffering_requirement() -> None:
+    run = await _run_http(["sse-buffered"])
+    assert _failed_at(run) == {("http:modern:sse-no-buffering", MODERN)}
+
+
+@pytest.mark.anyio
+async def test_copying_answers_onto_the_get_stream_fails_the_stream_requirements() -> None:
+    run = await _run_http(["broadcast"])
+    assert _failed_at(run) == {
+        (rid, revision)
+        for rid in ("http:get:no-responses", "http:sse:no-broadcast", "http:sse:event-ids-unique")
+        for revision in HTTP_REVISIONS[:3]
+    }

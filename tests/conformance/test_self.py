@@ -13,6 +13,7 @@ import pytest
 
 from conformance import InProcessTarget, check
 from conformance.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
+from conformance.fixtures import ALL_REVISIONS
 from jsonrpc_mcp.cli import load_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +65,20 @@ def test_everything_over_stdio_passes_and_writes_json_and_junit(tmp_path: Path) 
     document = json.loads(report.read_text())
     assert document["summary"]["failed"] == 0 and document["summary"]["passed"] > 100
     assert ET.parse(junit).getroot().tag == "testsuites"
+
+
+def test_memory_over_stdio_passes_the_stdio_requirements_in_every_revision(tmp_path: Path) -> None:
+    """The rest of its requirements are transport-neutral: in-process above, over HTTP in test_http."""
+    report = tmp_path / "r.json"
+    memory = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(ROOT / "examples" / "memory" / "server.py")]
+    code, text = _cli(
+        ["--only", "stdio:*", "--json", str(report), "stdio", "--", *memory, "--data-dir", str(tmp_path)]
+    )
+    assert code == EXIT_OK, text
+    verdicts = json.loads(report.read_text())["verdicts"]
+    passed = {(v["id"], v["revision"]) for v in verdicts if v["status"] == "pass"}
+    assert {revision for _, revision in passed} == set(ALL_REVISIONS)
+    assert ("stdio:shutdown:exit-on-eof", "2026-07-28") in passed and len(passed) > 25
 
 
 def test_a_failing_server_exits_1_and_cites_the_spec() -> None:

@@ -58,6 +58,7 @@ TOOLS = {
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
     "test_reconnection",
+    "test_header_parameters",
 }
 RESOURCES = {"test://static-text", "test://static-binary", "test://watched-resource"}
 TEMPLATE = "test://template/{id}/data"
