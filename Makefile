@@ -25,8 +25,15 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check jsonrpc_mcp conformance tests examples bench
 	$(PY) -m mypy
 
+# The benchmark suite: installs its optional peers first (FastMCP into the venv or .cache/bench-fastmcp,
+# Node 22 + the official TypeScript SDK into .cache/bench-ts), then runs everything (see bench/README.md).
+# BENCH_ARGS passes options to bench/run.py, e.g. `make bench BENCH_ARGS=--skip-memory`.
+# The editable install has no bytecode (and PYTHONDONTWRITEBYTECODE may forbid writing it on import),
+# so compile it first: the servers then start as they would from a normal install.
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) bench/peers.py install
+	$(PY) -m compileall -q jsonrpc_mcp bench/servers
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 # The official MCP conformance suite (Node 22 + npm @modelcontextprotocol/conformance, installed into
 # .cache/conformance/ on first use) against examples/everything over HTTP.

@@ -1,16 +1,22 @@
-"""Benchmark MCP servers: ours (jsonrpc_mcp), the official SDK, and a raw limit, over stdio and HTTP.
+"""Benchmark MCP servers: ours (jsonrpc_mcp), the official SDK, FastMCP, the official TypeScript SDK
+and a raw limit, over stdio and HTTP; then tools/list with 1,000 tools, import time, memory; then targets.
 
 Run from anywhere (paths resolve from this file; servers run with cwd = repo root)::
 
     python bench/run.py [--transport stdio|http|both] [--era handshake|modern|both] [--calls N]
-                        [--inflight-calls N] [--rounds R] [--only ours,sdk,raw] [--json FILE]
+                        [--inflight-calls N] [--rounds R] [--only ours,sdk,raw,...] [--json FILE]
+                        [--skip-tools-list] [--skip-import] [--skip-memory] [--skip-extras]
+
+The peers (``fastmcp``, ``ts``) are installed by ``python bench/peers.py install`` (``make bench``);
+when missing they are reported unavailable and skipped. The single-server measurements are in
+``extras.py``; the last section lists each performance target with what was measured.
 
 Per transport and protocol era (handshake: ``initialize`` first; modern: 2026-07-28, no
 handshake, the envelope on every request), servers are alternated (A B C A B C ...) for R rounds
 (3 stdio, 5 HTTP), each round a fresh spawn of every server; the report gives the median of each
 metric per server, then ratios of ours against the others, and ours in the modern era against ours
 in the handshake era. Progress goes to stderr, the report to stdout. Exit status 1 if any server
-failed or was unavailable.
+that was run (or a single-server measurement) failed or was unavailable.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+import extras
 import orjson
+import peers
 from http_loadclient import PORT_PLACEHOLDER, bench_http_server
 from loadclient import ERAS, MODERN_VERSION, BenchConfig, Era, PhaseResult, RunResult, Status, bench_server
 
@@ -54,6 +62,40 @@ class ServerSpec:
     label: str
     argv: tuple[str, ...]
     transport: Transport = "stdio"
+    eras: tuple[Era, ...] = ERAS  # the protocol eras the server speaks
+    env: tuple[tuple[str, str], ...] = ()  # added to the environment of its process
+    missing: str | None = None  # an optional peer that is not installed: why (never spawned)
+    optional: bool = False  # a peer: its absence does not fail the run
+    slow: bool = False  # about 10x slower than ours: runs 1/--slow-share of the calls (rates are rates)
+
+
+def _peer_specs(transport: Transport) -> list[ServerSpec]:
+    """FastMCP and the official TypeScript SDK, if installed (see ``peers.py``)."""
+    fastmcp, ts = peers.fastmcp_python(), peers.ts_runtime()
+    http_args = () if transport == "stdio" else ("--http", PORT_PLACEHOLDER)
+    http_note = "" if transport == "stdio" else ", json_response, stateful"
+    ts_note = "" if transport == "stdio" else ", node:http, JSON, stateful"
+    return [
+        ServerSpec(
+            "fastmcp",
+            f"fastmcp ({fastmcp.detail}{http_note})" if fastmcp.ok else "fastmcp",
+            (fastmcp.executable or "python", "bench/servers/echo_fastmcp.py", *http_args),
+            transport,
+            missing=None if fastmcp.ok else fastmcp.detail,
+            optional=True,
+            slow=True,
+        ),
+        ServerSpec(
+            "ts",
+            f"ts ({ts.detail} McpServer{ts_note})" if ts.ok else "ts",
+            (ts.executable or "node", "bench/servers/echo_ts.mjs", *http_args),
+            transport,
+            eras=("handshake",),  # 1.x answers server/discover with 'Method not found'
+            env=(("MCPBENCH_NODE_MODULES", str(peers.ts_node_modules())),),
+            missing=None if ts.ok else ts.detail,
+            optional=True,
+        ),
+    ]
 
 
 def server_specs(transport: Transport) -> dict[str, ServerSpec]:
@@ -63,8 +105,9 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
     if transport == "stdio":
         specs = [
             ServerSpec("ours", f"ours ({ours})", (py, "-m", "jsonrpc_mcp", "serve", "bench/servers/echo.py")),
-            ServerSpec("sdk", f"sdk ({sdk})", (py, "bench/servers/echo_sdk.py")),
+            ServerSpec("sdk", f"sdk ({sdk})", (py, "bench/servers/echo_sdk.py"), slow=True),
             ServerSpec("raw", "raw (orjson readline loop)", (py, "bench/servers/raw_echo.py")),
+            *_peer_specs(transport),
         ]
     else:
         serve = (
@@ -85,6 +128,7 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
                 f"sdk ({sdk}, json_response, stateful)",
                 (py, "bench/servers/echo_sdk_http.py", PORT_PLACEHOLDER),
                 "http",
+                slow=True,
             ),
             ServerSpec(
                 "raw",
@@ -92,6 +136,7 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
                 (py, "bench/servers/raw_asgi.py", PORT_PLACEHOLDER),
                 "http",
             ),
+            *_peer_specs(transport),
         ]
     return {spec.name: spec for spec in specs}
 
@@ -171,18 +216,37 @@ class ServerSummary:
 # -- running -----------------------------------------------------------------------------------
 
 
+def slow_config(config: BenchConfig, share: int) -> BenchConfig:
+    """The phases of a slow server: 1/``share`` of the calls (at least one window in flight)."""
+    if share <= 1:
+        return config
+    return dataclasses.replace(
+        config,
+        calls=max(1, config.calls // share),
+        inflight_calls=max(config.inflight, config.inflight_calls // share),
+    )
+
+
 def run_all(
-    specs: Sequence[ServerSpec], config: BenchConfig, rounds: int, env: dict[str, str]
+    specs: Sequence[ServerSpec], config: BenchConfig, rounds: int, env: dict[str, str], slow_share: int = 1
 ) -> list[ServerSummary]:
-    """Every round of every server of one transport, in ``config.era``."""
-    summaries = [ServerSummary(spec) for spec in specs]
+    """Every round of every server of one transport that speaks ``config.era``, in that era.
+
+    A peer that is not installed gets one "unavailable" result and is never spawned. A slow
+    server (the Python SDK, FastMCP) runs 1/``slow_share`` of the calls: its rates are the same
+    at that size and the run is minutes shorter."""
+    summaries = [ServerSummary(spec) for spec in specs if config.era in spec.eras]
+    for summary in summaries:
+        if summary.spec.missing is not None:
+            summary.runs.append(RunResult(status="unavailable", reason=summary.spec.missing))
     for round_no in range(1, rounds + 1):
         for summary in summaries:
             if summary.runs and summary.status != "ok":
                 continue  # no point spawning again what already failed to start or answer
             spec = summary.spec
             bench = bench_server if spec.transport == "stdio" else bench_http_server
-            result = bench(spec.argv, config, cwd=ROOT, env=env)
+            spec_config = slow_config(config, slow_share) if spec.slow else config
+            result = bench(spec.argv, spec_config, cwd=ROOT, env={**env, **dict(spec.env)})
             summary.runs.append(result)
             note = "" if result.status == "ok" else f": {result.reason}"
             _progress(
@@ -234,6 +298,36 @@ class RatioDef:
     note: str = ""
 
 
+def _peer_ratio_defs(ours: str, window: int) -> list[RatioDef]:
+    """Ours against each peer (FastMCP, the TypeScript SDK): calls/s both ways, and cold start."""
+    key, faster = ours.replace("-", "_"), "(above 1: ours is faster)"
+    return [
+        definition
+        for peer in ("fastmcp", "ts")
+        for definition in (
+            RatioDef(
+                f"{key}_vs_{peer}_seq_calls_per_s", ours, peer, "seq_calls_per_s", "seq calls/s", note=faster
+            ),
+            RatioDef(
+                f"{key}_vs_{peer}_inflight_calls_per_s",
+                ours,
+                peer,
+                "inflight_calls_per_s",
+                f"{window}-inflight calls/s",
+                note=faster,
+            ),
+            RatioDef(
+                f"{key}_vs_{peer}_cold_start",
+                ours,
+                peer,
+                "cold_start_ms",
+                "cold start",
+                note="(below 1: faster)",
+            ),
+        )
+    ]
+
+
 def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
     inflight = f"{window}-inflight calls/s"
     faster = "(above 1: ours is faster)"
@@ -261,8 +355,12 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
             RatioDef(
                 "ours_vs_raw_seq_calls_per_s", "ours", "raw", "seq_calls_per_s", "seq calls/s", percent=True
             ),
+            RatioDef(
+                "ours_vs_raw_peak_rss", "ours", "raw", "peak_rss_mib", "peak RSS", note="(target <= 2x)"
+            ),
+            *_peer_ratio_defs("ours", window),
         ]
-    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 70%)", "(below 1: ours uses less)"
+    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 80%)", "(target <= 1.3x)"
     return [
         RatioDef(
             "ours_json_vs_sdk_seq_calls_per_s",
@@ -328,6 +426,7 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
             f"server CPU/call {window}-inflight",
             note=less_cpu,
         ),
+        *_peer_ratio_defs("ours-json", window),
     ]
 
 
@@ -573,6 +672,285 @@ def json_document(
     }
 
 
+# -- single-server measurements and the targets -----------------------------------------------------
+
+MEMORY_FIRST = 1000  # the first checkpoint of both memory runs: what "flat" is measured against
+# ``import jsonrpc_mcp`` is lazy: the second statement is what a server file (bench/servers/echo.py) loads.
+IMPORT_STATEMENTS = ("import jsonrpc_mcp", "from jsonrpc_mcp import Server")
+
+
+@dataclass
+class Extras:
+    """What ``extras.py`` measured (None: skipped)."""
+
+    tools_list: dict[str, list[extras.ToolsListResult]] | None = None  # ours, raw: one per round
+    tools_list_total: int = 0
+    import_time: list[extras.ImportTimeResult] | None = None
+    memory_stdio: extras.MemoryResult | None = None
+    memory_http: extras.MemoryResult | None = None
+
+    def tools_list_median(self, name: str, get: Callable[[extras.ToolsListResult], float]) -> float | None:
+        runs = (self.tools_list or {}).get(name, [])
+        if not runs or any(run.status != "ok" for run in runs):
+            return None
+        return statistics.median(get(run) for run in runs)
+
+    def tools_list_ratio(self) -> float | None:
+        ours = self.tools_list_median("ours", lambda run: run.ms_per_call)
+        raw = self.tools_list_median("raw", lambda run: run.ms_per_call)
+        return ours / raw if ours is not None and raw else None
+
+    def failed(self) -> bool:
+        runs: list[Any] = [run for rounds in (self.tools_list or {}).values() for run in rounds]
+        runs += [*(self.import_time or []), self.memory_stdio, self.memory_http]
+        return any(run is not None and run.status != "ok" for run in runs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tools_list": None
+            if self.tools_list is None
+            else {
+                "total_tools": self.tools_list_total,
+                "ratio_ours_vs_raw_ms_per_call": self.tools_list_ratio(),
+                "servers": {name: [run.to_json() for run in runs] for name, runs in self.tools_list.items()},
+            },
+            "import_time": None if self.import_time is None else [it.to_json() for it in self.import_time],
+            "memory_stdio": None if self.memory_stdio is None else self.memory_stdio.to_json(),
+            "memory_http": None if self.memory_http is None else self.memory_http.to_json(),
+        }
+
+
+def run_extras(args: argparse.Namespace, env: dict[str, str]) -> Extras:
+    """tools/list with many tools (ours vs raw, alternated), import time, and the memory runs."""
+    found = Extras()
+    stdio, http = server_specs("stdio"), server_specs("http")
+
+    def wanted(name: str) -> bool:
+        return not args.only or any(selects(p, name) for p in args.only)
+
+    if "stdio" in args.transports and not args.skip_tools_list and wanted("ours") and wanted("raw"):
+        found.tools_list_total = args.list_tools
+        list_env = {**env, "MCPBENCH_TOOLS": str(max(args.list_tools - 1, 0))}  # echo + the dummies
+        found.tools_list = {"ours": [], "raw": []}
+        for round_no in range(1, args.list_rounds + 1):
+            for name, runs in found.tools_list.items():
+                run = extras.bench_tools_list(
+                    stdio[name].argv, calls=args.list_calls, warmup=10, cwd=ROOT, env=list_env
+                )
+                runs.append(run)
+                _progress(
+                    f"[tools/list {args.list_tools} tools round {round_no}/{args.list_rounds}] {name}: "
+                    f"{run.status}, {run.ms_per_call:.2f} ms per listing"
+                    + (f": {run.reason}" if run.reason else "")
+                )
+    if not args.skip_import and wanted("ours"):
+        found.import_time = []
+        for statement in IMPORT_STATEMENTS:
+            measured = extras.import_time(statement, args.import_runs, cwd=ROOT)
+            found.import_time.append(measured)
+            _progress(f"[import time] {statement}: {measured.runs_ms} ms")
+    if not args.skip_memory and "stdio" in args.transports and wanted("ours"):
+        checkpoints = sorted({min(MEMORY_FIRST, args.memory_calls), args.memory_calls})
+        found.memory_stdio = extras.memory_stdio(stdio["ours"].argv, checkpoints, cwd=ROOT, env=env)
+        _progress(f"[memory stdio] ours: {found.memory_stdio.to_json()}")
+    if not args.skip_memory and "http" in args.transports and wanted("ours-json"):
+        checkpoints = sorted({min(MEMORY_FIRST, args.memory_sessions), args.memory_sessions})
+        found.memory_http = extras.memory_http_sessions(
+            http["ours-json"].argv, checkpoints, cwd=ROOT, env=env
+        )
+        _progress(f"[memory http] ours-json: {found.memory_http.to_json()}")
+    return found
+
+
+def render_extras(found: Extras, args: argparse.Namespace) -> str:
+    out: list[str] = []
+    if found.tools_list is not None:
+        out += [
+            f"tools/list over stdio with {found.tools_list_total:,} tools "
+            f"(echo + {found.tools_list_total - 1:,} dummies): {args.list_calls} sequential listings "
+            f"per round, median of {args.list_rounds} round(s); a listing follows nextCursor to the end",
+            "",
+        ]
+        rows, problems = [], []
+        for name, runs in found.tools_list.items():
+            bad = next((run for run in runs if run.status != "ok"), None)
+            if bad is not None:
+                rows.append([name, bad.status.upper(), "", "", "", ""])
+                problems.append(f"  {name} {bad.status}: {bad.reason}")
+                continue
+            rows.append(
+                [
+                    f"{name} ({stdio_label(name)})",
+                    f"{statistics.median(run.ms_per_call for run in runs):.3f}",
+                    f"{statistics.median(run.server_cpu_ms_per_call for run in runs):.3f}",
+                    f"{runs[-1].response_bytes:,}",
+                    str(runs[-1].tool_count),
+                    str(runs[-1].pages),
+                ]
+            )
+        out += _table(["server", "ms/listing", "server CPU ms/listing", "bytes", "tools", "pages"], rows)
+        ratio = found.tools_list_ratio()
+        out.append("")
+        out.append(
+            "  ours / raw   ms per listing  "
+            + ("n/a" if ratio is None else f"{ratio:8.2f}x   (target <= 2x)")
+        )
+        out += [*problems, ""]
+    if found.import_time is not None:
+        out.append("import time (python -X importtime, the cumulative time of what the statement imports):")
+        for it in found.import_time:
+            shown = (
+                f"{it.median_ms:6.1f} ms (median of {len(it.runs_ms)}: "
+                + ", ".join(f"{ms:.1f}" for ms in it.runs_ms)
+                + ")"
+                if it.median_ms is not None
+                else f"FAILED: {it.reason}"
+            )
+            out.append(f"  {it.statement:<32} {shown}")
+        out.append("")
+    for memory, what in (
+        (found.memory_stdio, "stdio, ours, echo calls"),
+        (found.memory_http, "HTTP, ours-json, sessions opened (initialize) and closed (DELETE)"),
+    ):
+        if memory is None:
+            continue
+        if memory.status != "ok":
+            out += [f"memory ({what}): {memory.status.upper()}: {memory.reason}", ""]
+            continue
+        points = ", ".join(f"after {count:,} {memory.what}: {rss:.1f} MiB" for count, rss in memory.points)
+        delta = memory.delta_mib
+        out += [
+            f"memory ({what}), VmRSS of one process: {points}"
+            + ("" if delta is None else f"; delta {delta:+.2f} MiB")
+            + f" ({memory.seconds:.1f} s)",
+            "",
+        ]
+    return "\n".join(out).rstrip()
+
+
+def stdio_label(name: str) -> str:
+    label = server_specs("stdio")[name].label
+    return label[label.find("(") + 1 : -1] if "(" in label else label
+
+
+@dataclass(frozen=True)
+class Target:
+    what: str
+    target: str
+    measured: str
+    met: bool | None  # None: not measured in this run
+
+
+def memory_noise_mib(first_mib: float) -> float:
+    """What "flat" allows: 2 MiB or 5% of the RSS at the first checkpoint, whichever is more."""
+    return max(2.0, 0.05 * first_mib)
+
+
+def targets(results: Results, found: Extras) -> list[Target]:
+    """The performance issue's targets, each with what this run measured (per era for the rates)."""
+
+    def median(transport: Transport, era: Era, server: str, metric: str) -> float | None:
+        section = results.get(transport, {}).get(era)
+        summary = next((x for x in section[0] if x.spec.name == server), None) if section else None
+        return None if summary is None else summary.medians().get(metric)
+
+    def of(transport: Transport, era: Era, server: str, metric: str, peer: str) -> float | None:
+        mine, theirs = median(transport, era, server, metric), median(transport, era, peer, metric)
+        return None if mine is None or not theirs else mine / theirs
+
+    def ratio(transport: Transport, key: str) -> float | None:
+        eras = results.get(transport, {})
+        section = eras.get("handshake") or eras.get("modern")
+        return None if section is None else section[1].get(key)
+
+    def at_least(value: float | None, bound: float, shown: str) -> tuple[str, bool | None]:
+        return ("not measured", None) if value is None else (shown.format(value), value >= bound)
+
+    def at_most(value: float | None, bound: float, shown: str) -> tuple[str, bool | None]:
+        return ("not measured", None) if value is None else (shown.format(value), value <= bound)
+
+    rows: list[Target] = []
+    for era in ERAS:
+        if era not in results.get("stdio", {}) and era not in results.get("http", {}):
+            continue
+        cpu = median("stdio", era, "ours", "inflight_server_cpu_us_per_call")
+        rows.append(
+            Target(
+                f"[{era}] stdio server CPU/call, 32 in flight", "<= 40 us", *at_most(cpu, 40.0, "{:.1f} us")
+            )
+        )
+        seq = of("stdio", era, "ours", "seq_calls_per_s", "raw")
+        rows.append(Target(f"[{era}] stdio seq calls/s, ours / raw", ">= 70%", *at_least(seq, 0.7, "{:.1%}")))
+        for server in ("ours-json", "ours-sse"):
+            for phase, label in (("seq", "seq"), ("inflight", "32 in flight")):
+                rate = of("http", era, server, f"{phase}_calls_per_s", "raw")
+                rows.append(
+                    Target(
+                        f"[{era}] HTTP {label} calls/s, {server} / raw",
+                        ">= 80%",
+                        *at_least(rate, 0.8, "{:.1%}"),
+                    )
+                )
+                used = of("http", era, server, f"{phase}_server_cpu_us_per_call", "raw")
+                rows.append(
+                    Target(
+                        f"[{era}] HTTP server CPU/call {label}, {server} / raw",
+                        "<= 1.3x",
+                        *at_most(used, 1.3, "{:.2f}x"),
+                    )
+                )
+    rows.append(
+        Target(
+            "tools/list, 1,000 tools, ours / raw (ms per listing)",
+            "<= 2x",
+            *at_most(found.tools_list_ratio(), 2.0, "{:.2f}x"),
+        )
+    )
+    for it in found.import_time or []:
+        rows.append(
+            Target(f"{it.statement} (-X importtime)", "<= 60 ms", *at_most(it.median_ms, 60.0, "{:.1f} ms"))
+        )
+    rows.append(
+        Target(
+            "cold start, ours over stdio (to the initialize answer)",
+            "<= 80 ms",
+            *at_most(median("stdio", "handshake", "ours", "cold_start_ms"), 80.0, "{:.1f} ms"),
+        )
+    )
+    rows.append(
+        Target(
+            "peak RSS, ours / raw (stdio echo run)",
+            "<= 2x",
+            *at_most(ratio("stdio", "ours_vs_raw_peak_rss"), 2.0, "{:.2f}x"),
+        )
+    )
+    for memory, what in ((found.memory_stdio, "stdio, echo calls"), (found.memory_http, "HTTP, sessions")):
+        label = f"memory flat ({what}): RSS after the last vs the first 1,000"
+        if memory is None or memory.status != "ok" or memory.delta_mib is None:
+            rows.append(
+                Target(label, "within noise", "not measured" if memory is None else memory.status, None)
+            )
+            continue
+        first, last = memory.points[0], memory.points[-1]
+        noise = memory_noise_mib(first[1])
+        measured = f"{first[1]:.1f} -> {last[1]:.1f} MiB after {last[0]:,} ({memory.delta_mib:+.2f})"
+        rows.append(Target(label, f"delta <= {noise:.1f} MiB", measured, memory.delta_mib <= noise))
+    return rows
+
+
+def render_targets(rows: Sequence[Target]) -> str:
+    verdict = {True: "met", False: "MISSED", None: "n/a"}
+    table = _table(
+        ["target", "wanted", "measured", "verdict"],
+        [[row.what, row.target, row.measured, verdict[row.met]] for row in rows],
+    )
+    met = sum(1 for row in rows if row.met)
+    missed = sum(1 for row in rows if row.met is False)
+    return "\n".join(
+        ["targets:", "", *table, "", f"{met} met, {missed} missed, {len(rows) - met - missed} not measured"]
+    )
+
+
 # -- command line ------------------------------------------------------------------------------
 
 
@@ -631,6 +1009,43 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the raw numbers as JSON")
     parser.add_argument(
+        "--list-tools",
+        type=_positive,
+        default=1000,
+        help="tools in all for the tools/list run (default 1000)",
+    )
+    parser.add_argument(
+        "--list-calls", type=_positive, default=200, help="listings per round of the tools/list run (200)"
+    )
+    parser.add_argument("--list-rounds", type=_positive, default=3, help="rounds of the tools/list run (3)")
+    parser.add_argument("--skip-tools-list", action="store_true", help="skip the tools/list run")
+    parser.add_argument("--import-runs", type=_positive, default=5, help="import-time runs (default 5)")
+    parser.add_argument("--skip-import", action="store_true", help="skip the import-time measurement")
+    parser.add_argument(
+        "--memory-calls",
+        type=_positive,
+        default=100_000,
+        help="echo calls of the stdio memory run (default 100000; RSS also after the first 1000)",
+    )
+    parser.add_argument(
+        "--memory-sessions",
+        type=_positive,
+        default=10_000,
+        help="sessions opened and closed in the HTTP memory run (default 10000; RSS also after 1000)",
+    )
+    parser.add_argument("--skip-memory", action="store_true", help="skip both memory runs")
+    parser.add_argument(
+        "--slow-share",
+        type=_positive,
+        default=4,
+        help="the slow servers (sdk, fastmcp) run 1/N of the calls (default 4; 1: as many as the others)",
+    )
+    parser.add_argument(
+        "--skip-extras",
+        action="store_true",
+        help="only the echo-call tables: same as --skip-tools-list --skip-import --skip-memory",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds allowed per phase (default 120)"
     )
     args = parser.parse_args(argv)
@@ -642,6 +1057,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown or (args.only and not only):
         parser.error(f"--only takes names from {','.join(available)} (or their prefixes); got {args.only!r}")
     args.only = only
+    if args.skip_extras:
+        args.skip_tools_list = args.skip_import = args.skip_memory = True
     return args
 
 
@@ -669,24 +1086,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         rounds: int = args.rounds or DEFAULT_ROUNDS[transport]
         for era in args.eras:
             era_config = dataclasses.replace(config, era=era)
-            summaries = run_all(selected, era_config, rounds, env)
+            summaries = run_all(selected, era_config, rounds, env, args.slow_share)
             definitions = ratio_defs(transport, config.inflight)
             ratios = compute_ratios(definitions, {s.spec.name: s for s in summaries})
             results.setdefault(transport, {})[era] = (summaries, ratios, rounds)
-            reports.append(render_report(transport, summaries, ratios, era_config, rounds))
+            report = render_report(transport, summaries, ratios, era_config, rounds)
+            slow = [s.name for s in selected if s.slow and era in s.eras and s.missing is None]
+            if slow and args.slow_share > 1:
+                fewer = slow_config(era_config, args.slow_share)
+                note = (
+                    f"({', '.join(slow)}: {fewer.calls} sequential and {fewer.inflight_calls} in-flight "
+                    f"calls, 1/{args.slow_share} of the others' (--slow-share))"
+                )
+                report = report.replace("\n\n", f"\n{note}\n\n", 1)  # under the title
+            skipped = [spec.name for spec in selected if era not in spec.eras]
+            if skipped:
+                report += f"\nnot run in this era (they do not speak it): {', '.join(skipped)}"
+            reports.append(report)
         eras = results.get(transport, {})
         if "modern" in eras and "handshake" in eras:
             definitions_x = cross_era_defs(transport, config.inflight)
             cross_era[transport] = compute_cross_era(definitions_x, eras["modern"][0], eras["handshake"][0])
             reports.append("\n".join(render_cross_era(transport, definitions_x, cross_era[transport])))
+    found = run_extras(args, env)
+    extra_report = render_extras(found, args)
+    if extra_report:
+        reports.append(extra_report)
+    target_rows = targets(results, found)
+    reports.append(render_targets(target_rows))
     sys.stdout.write("\n\n".join(reports) + "\n")
     if args.json is not None:
         path: Path = args.json
         path.parent.mkdir(parents=True, exist_ok=True)
         document = json_document(results, cross_era, config, args.tools)
+        document["config"]["slow_share"] = args.slow_share
+        document["extras"] = found.to_json()
+        document["targets"] = [dataclasses.asdict(row) for row in target_rows]
         path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
-    statuses = [s.status for eras in results.values() for summaries, _, _ in eras.values() for s in summaries]
-    return 0 if all(status == "ok" for status in statuses) else 1
+    # A peer that is not installed is reported but does not fail the run; everything else must be ok.
+    statuses = [
+        s.status
+        for eras in results.values()
+        for summaries, _, _ in eras.values()
+        for s in summaries
+        if s.spec.missing is None
+    ]
+    return 0 if all(status == "ok" for status in statuses) and not found.failed() else 1
 
 
 if __name__ == "__main__":

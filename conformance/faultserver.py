@@ -11,6 +11,9 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``error-id-null``          error responses to readable requests carry ``id: null``
 ``junk-stdout``            (stdio) writes a banner line to stdout before serving
 ``never-exits``            (stdio) keeps running after stdin closes
+``progress-after-result``  progress notifications are held back until just after the next response
+``answers-cancelled``      answers ``notifications/cancelled`` for a request it received with a result for it
+``untagged-subscription-notifications`` notifications other than the acknowledgment lose their subscriptionId
 
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
@@ -43,10 +46,14 @@ FAULTS = (
     "error-id-null",
     "junk-stdout",
     "never-exits",
+    "progress-after-result",
+    "answers-cancelled",
+    "untagged-subscription-notifications",
 )
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
 _SESSION = b"mcp-session-id"
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 def create_server() -> Server:
@@ -63,6 +70,21 @@ def create_server() -> Server:
         for step in (0, 50, 100):
             await ctx.report_progress(step, total=100)
         return "done"
+
+    @server.tool()
+    async def test_sampling(prompt: str, ctx: Context) -> str:
+        """Ask the client to sample (named as the conformance suite's fixture)."""
+        result = await ctx.sample(
+            messages=[{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=10
+        )
+        return str(result.get("content"))
+
+    @server.tool()
+    def test_tool_list_changed() -> str:
+        """Add a tool and remove it again (the harness's convention for a tool-list change)."""
+        server.add_tool("temporary", echo, description="Exists only during a call", replace=True)
+        server.remove_tool("temporary")
+        return "changed"
 
     @server.resource("fault://greeting", mime_type="text/plain")
     def greeting() -> str:
@@ -94,6 +116,8 @@ class FaultyStream:
             raise ValueError(f"unknown faults {sorted(unknown)}")
         self.modern_reads: set[Any] = set()
         self.modern_ids: set[Any] = set()
+        self.held: list[bytes] = []  # progress-after-result: progress notifications not sent yet
+        self.request_ids: set[Any] = set()  # answers-cancelled: the ids of the requests received
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -107,7 +131,19 @@ class FaultyStream:
             if "id" not in item:
                 if "answers-notifications" in self.faults:
                     await self.inner.send(b'{"jsonrpc":"2.0","id":null,"result":{}}')
+                params = item.get("params")
+                if (
+                    "answers-cancelled" in self.faults
+                    and item["method"] == "notifications/cancelled"
+                    and isinstance(params, dict)
+                    and _key(params.get("requestId")) in self.request_ids
+                ):
+                    answer = {"content": [], "resultType": "complete"}
+                    await self.inner.send(
+                        orjson.dumps({"jsonrpc": "2.0", "id": params["requestId"], "result": answer})
+                    )
                 continue
+            self.request_ids.add(_key(item["id"]))
             params = item.get("params")
             meta = params.get("_meta") if isinstance(params, dict) else None
             if isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") == MODERN:
@@ -126,7 +162,27 @@ class FaultyStream:
         for item in _items(value):
             if isinstance(item, dict) and "method" not in item:
                 changed = self._rewrite(item) or changed
+            elif isinstance(item, dict) and "id" not in item:
+                if "progress-after-result" in self.faults and item.get("method") == "notifications/progress":
+                    self.held.append(message)
+                    return
+                changed = self._rewrite_notification(item) or changed
         await self.inner.send(orjson.dumps(value) if changed else message)
+        if self.held and any(isinstance(i, dict) and "method" not in i for i in _items(value)):
+            held, self.held = self.held, []
+            for frame in held:
+                await self.inner.send(frame)
+
+    def _rewrite_notification(self, item: dict[str, Any]) -> bool:
+        params = item.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if (
+            "untagged-subscription-notifications" in self.faults
+            and item.get("method") != "notifications/subscriptions/acknowledged"
+            and isinstance(meta, dict)
+        ):
+            return meta.pop(_SUBSCRIPTION_ID, None) is not None
+        return False
 
     def _rewrite(self, item: dict[str, Any]) -> bool:
         key = _key(item.get("id"))

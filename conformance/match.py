@@ -11,15 +11,21 @@ is an operator:
 ``{"$in": [v, ...]}``            equal (with type) to one of the values
 ``{"$exact": v}``                equal to v as a whole (no partial object matching)
 ``{"$startswith": "..."}``       a string beginning with the text
+``{"$contains": "..."}``         a string containing the text
 ``{"$one_of": [p, ...]}``        matches at least one pattern (used to accept each reading of an ambiguity)
 ``{"$all_of": [p, ...]}``        matches every pattern
 ``{"$not": p}``                  does not match p
-``{"$each": p}``                 an array whose every element matches p
+``{"$each": p}``                 an array whose every element matches p (an object: every member value)
 ``{"$unordered": [p, ...]}``     an array matched as a multiset: same length, each pattern a distinct element
 ``{"$len": {"min": m, "max": n}}`` an array, string or object of that size
 ``{"$unique": true}``            an array without two equal elements
 ``{"$schema": {...}}``           valid against the JSON Schema (2020-12 unless ``$schema`` says otherwise)
 ``{"$var": "name"}``             equal to a value captured earlier in the fixture
+``{"$some": p}``                 an array with at least one element matching p (an object: member value)
+``{"$keys": p}``                 an object whose list of member names matches p
+``{"$literal": {...}}``          an object having these members, names taken literally (``$ref`` too)
+``{"$json": p}``                 a string holding JSON text whose value matches p
+``{"$increasing": "a.b"}``       an array whose values at that dotted path are strictly increasing numbers
 """
 
 from __future__ import annotations
@@ -154,6 +160,9 @@ def _match_operator(
         elif op == "$startswith":
             if not isinstance(actual, str) or not actual.startswith(arg):
                 problems.append(f"{path}: expected a string starting {arg!r}, got {_short(actual)}")
+        elif op == "$contains":
+            if not isinstance(actual, str) or arg not in actual:
+                problems.append(f"{path}: expected a string containing {arg!r}, got {_short(actual)}")
         elif op == "$one_of":
             readings = [match(actual, p, variables, path) for p in arg]
             if all(readings):
@@ -165,6 +174,9 @@ def _match_operator(
         elif op == "$not":
             if not match(actual, arg, variables, path):
                 problems.append(f"{path}: must not match {_short(arg)}, got {_short(actual)}")
+        elif op == "$each" and isinstance(actual, dict):
+            for key, item in actual.items():
+                problems.extend(match(item, arg, variables, f"{path}.{key}"))
         elif op == "$each":
             if not isinstance(actual, list):
                 problems.append(f"{path}: expected an array, got {describe_type(actual)}")
@@ -195,6 +207,30 @@ def _match_operator(
                 problems.append(f"{path}: variable {arg!r} was never captured")
             elif not json_equal(actual, variables[arg]):
                 problems.append(f"{path}: expected {_short(variables[arg])} (${arg}), got {_short(actual)}")
+        elif op == "$some":
+            items = list(actual.values()) if isinstance(actual, dict) else actual
+            if not isinstance(items, list):
+                problems.append(f"{path}: expected an array, got {describe_type(actual)}")
+            elif all(match(item, arg, variables, path) for item in items):
+                problems.append(f"{path}: no element matches {_short(arg)}: {_short(actual)}")
+        elif op == "$keys":
+            if not isinstance(actual, dict):
+                problems.append(f"{path}: expected an object, got {describe_type(actual)}")
+            else:
+                problems.extend(match(list(actual), arg, variables, f"{path}(member names)"))
+        elif op == "$literal":
+            if not isinstance(actual, dict):
+                problems.append(f"{path}: expected an object, got {describe_type(actual)}")
+            else:
+                for key, sub in arg.items():
+                    if key not in actual:
+                        problems.append(f"{path}.{key}: missing")
+                    else:
+                        problems.extend(match(actual[key], sub, variables, f"{path}.{key}"))
+        elif op == "$json":
+            problems.extend(_match_json_text(actual, arg, variables, path))
+        elif op == "$increasing":
+            problems.extend(_increasing(actual, str(arg), path))
         else:
             raise ValueError(f"unknown pattern operator {op}")
     return problems
@@ -213,6 +249,36 @@ def _unordered(actual: Any, patterns: list[Any], variables: Mapping[str, Any], p
                 break
         else:
             return [f"{path}: no element matches {_short(want)} in {_short(actual)}"]
+    return []
+
+
+def _match_json_text(actual: Any, pattern: Any, variables: Mapping[str, Any], path: str) -> list[str]:
+    import json
+
+    if not isinstance(actual, str):
+        return [f"{path}: expected a string of JSON text, got {describe_type(actual)}"]
+    try:
+        value = json.loads(actual)
+    except ValueError:
+        return [f"{path}: not JSON text: {_short(actual)}"]
+    return match(value, pattern, variables, f"{path}(parsed)")
+
+
+def _increasing(actual: Any, dotted: str, path: str) -> list[str]:
+    """The values at ``dotted`` of an array's elements are numbers, each greater than the one before."""
+    if not isinstance(actual, list):
+        return [f"{path}: expected an array, got {describe_type(actual)}"]
+    previous: Any = None
+    for index, item in enumerate(actual):
+        try:
+            value = select(item, dotted)
+        except KeyError:
+            return [f"{path}[{index}]: has no {dotted}"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return [f"{path}[{index}].{dotted}: expected a number, got {_short(value)}"]
+        if previous is not None and not value > previous:
+            return [f"{path}[{index}].{dotted}: {value} does not increase on {previous}"]
+        previous = value
     return []
 
 

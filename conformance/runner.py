@@ -23,7 +23,7 @@ from .fixtures import (
     Spec,
     expand_revisions,
 )
-from .match import _short, match, select
+from .match import _short, json_equal, match, select
 from .targets import Connection, Target
 
 __all__ = ["Options", "RevisionRun", "Run", "Verdict", "run_conformance"]
@@ -150,9 +150,12 @@ class Channel:
         self.options = options
         self.fixture = ""
         self.sent_ids: list[Any] = []
+        self.sent_methods: dict[str, set[str]] = {}  # request id (as JSON text) -> methods sent with it
+        self.reconnect: Any = None  # fresh fixtures: an async callable giving a new connection
         self.probe_counter = 0
         self._partial = b""
         self.streams: dict[str, Any] = {}  # HTTP responses still being read (``http`` steps' ``keep``)
+        self.pending: list[Seen] = []  # responses ``expect_message`` passed over, read again first
 
     async def close_streams(self) -> None:
         """Close the responses ``http`` steps kept open (a fixture's streams end with it)."""
@@ -170,6 +173,11 @@ class Channel:
         *lines, self._partial = (self._partial + data).split(b"\n")
         for line in lines:
             self.sent_ids.extend(sent_request_ids(line))
+            with contextlib.suppress(orjson.JSONDecodeError):
+                value = orjson.loads(line)
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, dict) and "id" in item and isinstance(item.get("method"), str):
+                        self.sent_methods.setdefault(_dump(item["id"]).decode(), set()).add(item["method"])
 
     async def send(self, frame: bytes) -> None:
         self._note_sent(frame + b"\n")
@@ -189,6 +197,8 @@ class Channel:
             raise Abort(FAIL, [f"could not send: {exc}"]) from None
 
     async def next(self, timeout: float) -> Seen | None:
+        if self.pending:  # already in the log
+            return self.pending.pop(0)
         frame = await self.conn.receive(timeout)
         if frame is None:
             return None
@@ -200,8 +210,9 @@ class Channel:
         self.log.append(seen)
         return seen
 
-    async def next_response(self, timeout: float) -> Any:
-        """The next response (or batch answer), skipping notifications, server requests and junk."""
+    async def next_response(self, timeout: float, preceding: list[Any] | None = None) -> Any:
+        """The next response (or batch answer), skipping notifications, server requests and junk
+        (the messages skipped are appended to ``preceding`` when given)."""
         deadline = anyio.current_time() + timeout
         while True:
             remaining = deadline - anyio.current_time()
@@ -213,6 +224,8 @@ class Channel:
                 return _OMIT
             if seen.parsed and _is_response(seen.value):
                 return seen.value
+            if seen.parsed and preceding is not None:
+                preceding.append(seen.value)
 
     async def probe(self, variables: dict[str, Any]) -> tuple[Any, list[Any]]:
         """Send a harmless request; return its response and every other response that came first."""
@@ -392,7 +405,10 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             pattern = substitute(step["expect_http"], variables)
             _expect_http_subject(last_reply.as_pattern_subject(), pattern, variables)
         elif "handshake" in step:
-            await channel.send(_dump(initialize_request(revision)))
+            request = initialize_request(revision)
+            if "capabilities" in step["handshake"]:  # declare client capabilities (fresh fixtures)
+                request["params"]["capabilities"] = substitute(step["handshake"]["capabilities"], variables)
+            await channel.send(_dump(request))
             answer = await channel.next_response(timeout)
             if not isinstance(answer, dict) or "result" not in answer:
                 raise Abort(FAIL, ["the handshake failed"], "an initialize result", _short(answer))
@@ -400,13 +416,32 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                 await channel.send(_dump({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         elif "expect" in step:
             pattern = substitute(step["expect"], variables)
-            answer = await channel.next_response(timeout)
+            preceding: list[Any] = []
+            answer = await channel.next_response(timeout, preceding)
             if answer is _OMIT:
                 raise Abort(FAIL, [f"no response within {timeout:g} s"], _short(pattern, 400), "nothing")
             problems = match(answer, pattern, variables)
             if problems:
                 raise Abort(FAIL, problems, _short(pattern, 400), _short(answer, 400))
+            if step.get("unjudged"):  # e.g. a legacy answer in a modern run: no invariant judges it
+                channel.log[:] = [seen for seen in channel.log if seen.value is not answer]
+            if "preceding" in step:
+                _expect_preceding(preceding, substitute(step["preceding"], variables), variables)
             _capture(answer, step.get("capture", {}), variables)
+        elif "check" in step:  # {"check": "${name}", "match": pattern}: a captured value
+            value = substitute(step["check"], variables)
+            pattern = substitute(step["match"], variables)
+            problems = match(value, pattern, variables)
+            if problems:
+                raise Abort(FAIL, problems, _short(pattern, 400), _short(value, 400))
+        elif "expect_message" in step:
+            await _expect_message(step, channel, variables, timeout)
+        elif "expect_no_message" in step:
+            await _expect_no_message(step["expect_no_message"], channel, variables)
+        elif "reconnect" in step:
+            if channel.reconnect is None:
+                raise Abort(ERROR, ["reconnect is for fresh fixtures only"])
+            channel.conn = await channel.reconnect()
         elif "expect_no_response" in step:
             answer, before = await channel.probe(variables)
             if before:
@@ -442,6 +477,111 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             raise Abort(ERROR, [f"unknown step {sorted(step)}"])
 
 
+def _items(seen: Seen) -> list[Any]:
+    """The messages of one frame (a batch's elements, or the frame itself)."""
+    if not seen.parsed:
+        return []
+    return list(seen.value) if isinstance(seen.value, list) else [seen.value]
+
+
+def _expect_preceding(preceding: list[Any], spec: dict[str, Any], variables: dict[str, Any]) -> None:
+    """``preceding: {"where": p, "match": q}``: the messages that came before an ``expect`` step's
+    response (notifications, server requests), those matching ``where`` (default all), match ``q``."""
+    items = [i for frame in preceding for i in (frame if isinstance(frame, list) else [frame])]
+    if "where" in spec:
+        items = [i for i in items if not match(i, spec["where"], variables)]
+    problems = match(items, spec.get("match", {"$any": True}), variables)
+    if problems:
+        raise Abort(FAIL, problems, _short(spec.get("match"), 400), _short(items, 400))
+
+
+async def _expect_message(
+    step: dict[str, Any], channel: Channel, variables: dict[str, Any], timeout: float
+) -> None:
+    """``expect_message: p`` (with optional ``where`` and ``capture``): the next message of any kind
+    that matches ``where`` (default: the next message) must match ``p``; the others are passed over,
+    responses among them kept for the steps after (so a response and a notification of one call can
+    be awaited in either order)."""
+    pattern = substitute(step["expect_message"], variables)
+    where = substitute(step.get("where", {"$any": True}), variables)
+    deadline = anyio.current_time() + timeout
+    passed: list[Seen] = []
+    try:
+        await _find_message(channel, pattern, where, step, variables, timeout, deadline, passed)
+    finally:
+        channel.pending[:0] = passed
+
+
+async def _find_message(
+    channel: Channel,
+    pattern: Any,
+    where: Any,
+    step: dict[str, Any],
+    variables: dict[str, Any],
+    timeout: float,
+    deadline: float,
+    passed: list[Seen],
+) -> None:
+    while True:
+        try:
+            seen = await channel.next(max(deadline - anyio.current_time(), 0))
+        except EOFError as exc:
+            raise Abort(FAIL, [f"connection closed while waiting for a message: {exc}"]) from None
+        if seen is None:
+            raise Abort(FAIL, [f"no such message within {timeout:g} s"], _short(where, 400), _NOTHING)
+        if seen.parsed and _is_response(seen.value) and match(seen.value, where, variables):
+            passed.append(seen)
+            continue
+        for item in _items(seen):
+            if match(item, where, variables):
+                continue
+            problems = match(item, pattern, variables)
+            if problems:
+                raise Abort(FAIL, problems, _short(pattern, 400), _short(item, 400))
+            _capture(item, step.get("capture", {}), variables)
+            return
+
+
+async def _expect_no_message(spec: dict[str, Any], channel: Channel, variables: dict[str, Any]) -> None:
+    """``expect_no_message: {"pattern": p, "within": T}``: no message matching ``p`` arrives before
+    the answer to a follow-up request (so none the server wrote before reading it), nor during the
+    ``T`` seconds after (default 0); nor does any other response arrive before that answer."""
+    pattern = substitute(spec["pattern"], variables)
+    channel.probe_counter += 1
+    pid = f"conformance-probe-{channel.probe_counter}"
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": pid, "method": variables["probe_method"]}
+    if variables["probe_params"] is not _OMIT:
+        request["params"] = variables["probe_params"]
+    await channel.send(_dump(request))
+    timeout = channel.options.timeout
+    deadline = anyio.current_time() + timeout
+    answered = False
+    while True:
+        try:
+            seen = await channel.next(max(deadline - anyio.current_time(), 0))
+        except EOFError:
+            seen = None
+        if seen is None:
+            if not answered:
+                raise Abort(FAIL, [f"no answer to the follow-up {request['method']} ({pid})"])
+            return
+        for item in _items(seen):
+            if not match(item, pattern, variables):
+                when = "after" if answered else "before the answer to"
+                raise Abort(
+                    FAIL,
+                    [f"a message arrived {when} the follow-up request: {_short(item)}"],
+                    f"nothing matching {_short(pattern)}",
+                    _short(item, 400),
+                )
+            if not answered and isinstance(item, dict) and item.get("id") == pid and _is_response(item):
+                answered = True
+                deadline = anyio.current_time() + float(spec.get("within", 0))
+            elif not answered and _is_response(item):  # as after every fixture: no stray response
+                problem = f"an extra response arrived: {_short(item)}"
+                raise Abort(FAIL, [problem], "nothing", _short(item, 400))
+
+
 def _expect_http_subject(subject: dict[str, Any], pattern: Any, variables: dict[str, Any]) -> None:
     """An HTTP answer (``HttpReply.as_pattern_subject()``) must match ``pattern``."""
     problems = match(subject, pattern, variables)
@@ -456,6 +596,7 @@ async def _paginate(
     spec: dict[str, Any], channel: Channel, variables: dict[str, Any], timeout: float
 ) -> None:
     seen: list[Any] = []
+    same: dict[str, Any] = {}  # "same": result members every page must carry with one value
     cursor: Any = _OMIT
     for page in range(int(spec.get("max_pages", 100))):
         params: dict[str, Any] = {}
@@ -472,6 +613,20 @@ async def _paginate(
                 FAIL, [f"page {page} is not a {spec['method']} result"], spec["items"], _short(answer)
             )
         seen.extend(result[spec["items"]])
+        for member in spec.get("same", ()):
+            value = result.get(member, _OMIT)
+            if page == 0:
+                same[member] = value
+            elif not (
+                value is same[member]
+                or (value is not _OMIT and same[member] is not _OMIT and json_equal(value, same[member]))
+            ):
+                raise Abort(
+                    FAIL,
+                    [f"page {page} has another {member} than page 0"],
+                    _short(same[member]) if same[member] is not _OMIT else "absent",
+                    _short(value) if value is not _OMIT else "absent",
+                )
         if "nextCursor" not in result:
             break
         cursor = result["nextCursor"]
@@ -616,10 +771,28 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
                 found = chosen[0] if chosen else _OMIT
             if found is not _OMIT and "take" in spec:
                 found = select(found, str(spec["take"]))
+        if found is not _OMIT and spec.get("tamper"):
+            found = _tamper(found)
         if found is _OMIT:
             reason = spec.get("reason") or f"the server's answer has no {path}"
             raise Abort(SKIP, [f"not applicable: {reason}"])
         variables[name] = found
+
+
+_NEXT = {"0": "1", "9": "0", "z": "a", "Z": "A"}
+
+
+def _tamper(value: Any) -> Any:
+    """A string changed in one character near its middle (a digit or letter becomes the next one, so
+    an encoded value stays well-formed); the value itself when no character can be changed."""
+    if not isinstance(value, str):
+        return value
+    for index in sorted(range(len(value)), key=lambda i: abs(i - len(value) // 2)):
+        char = value[index]
+        if char.isascii() and char.isalnum():
+            new = _NEXT.get(char, chr(ord(char) + 1))
+            return value[:index] + new + value[index + 1 :]
+    return value
 
 
 def _known(value: str, variables: dict[str, Any]) -> str | None:
@@ -666,7 +839,12 @@ def _messages(log: list[Seen]) -> list[tuple[Seen, Any]]:
 
 
 def judge_invariant(
-    name: str, log: list[Seen], sent_ids: list[Any], capabilities: dict[str, Any], schema: Any
+    name: str,
+    log: list[Seen],
+    sent_ids: list[Any],
+    capabilities: dict[str, Any],
+    schema: Any,
+    sent_methods: dict[str, set[str]] | None = None,
 ) -> list[str]:
     problems: list[str] = []
     if name == "stdout-json-lines":
@@ -730,6 +908,22 @@ def judge_invariant(
                 and "resultType" not in item["result"]
             ):
                 problems.append(f"a result without resultType (during {seen.fixture}): {_short(item)}")
+    elif name == "input-required-methods":
+        allowed = {"tools/call", "prompts/get", "resources/read"}
+        for seen, item in _messages(log):
+            result = item.get("result") if isinstance(item, dict) else None
+            if isinstance(result, dict) and result.get("resultType") == "input_required":
+                methods = (sent_methods or {}).get(_dump(item.get("id")).decode(), set())
+                if not methods or not methods <= allowed:
+                    problems.append(
+                        f"input_required answers {'/'.join(sorted(methods)) or 'no request we sent'}"
+                        f" (during {seen.fixture}): {_short(item)}"
+                    )
+    elif name == "no-task-results":
+        for seen, item in _messages(log):
+            result = item.get("result") if isinstance(item, dict) else None
+            if isinstance(result, dict) and result.get("resultType") == "task":
+                problems.append(f"a task result, the tasks extension never declared (during {seen.fixture})")
     elif name == "schema-valid":
         if schema is None:
             return ["skip"]
@@ -845,6 +1039,7 @@ async def _run_revision(
     transport = target.transport
     log: list[Seen] = []
     sent: list[Any] = []
+    methods: dict[str, set[str]] = {}
     verdicts: list[Verdict] = []
     applicable = [f for f in fixtures if f.applies(revision, transport)]
     session_fixtures = [f for f in applicable if f.connection == "session" and not f.invariant]
@@ -861,6 +1056,8 @@ async def _run_revision(
         nonlocal channel, session_stack
         if channel is not None:
             sent.extend(channel.sent_ids)
+            for rid, names in channel.sent_methods.items():
+                methods.setdefault(rid, set()).update(names)
             channel = None
         if session_stack is not None:
             stack, session_stack = session_stack, None
@@ -917,17 +1114,25 @@ async def _run_revision(
     finally:
         await close_session()
     for fixture in fresh_fixtures:
-        async with target.connect() as conn:
+        async with contextlib.AsyncExitStack() as stack:
+            conn = await stack.enter_async_context(target.connect())
             fresh = Channel(conn, log, options)
+
+            async def reconnect(stack: contextlib.AsyncExitStack = stack) -> Connection:
+                return await stack.enter_async_context(target.connect())
+
+            fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
             variables_fresh = base_variables(revision)
             variables_fresh.update(target_variables(target))
             variables_fresh["capabilities"] = variables.get("capabilities", {})
             verdicts.append(await _run_fixture(fixture, fresh, variables_fresh, revision, transport, False))
             sent.extend(fresh.sent_ids)
+            for rid, names in fresh.sent_methods.items():
+                methods.setdefault(rid, set()).update(names)
     schema = load_message_schema(options.schema_dir, revision) if options.schema_dir else None
     for fixture in invariants:
         problems = judge_invariant(
-            fixture.invariant or "", log, sent, variables.get("capabilities", {}), schema
+            fixture.invariant or "", log, sent, variables.get("capabilities", {}), schema, methods
         )
         if problems == ["skip"]:
             verdicts.append(

@@ -2,29 +2,37 @@
 
 The public API is what ``__all__`` lists. ``jsonrpc_mcp.jsonrpc`` is the MCP-free JSON-RPC engine;
 ``jsonrpc_mcp.testing`` has an in-memory client/server pair for tests.
+
+The names are loaded on first use (PEP 562), so ``import jsonrpc_mcp`` is cheap and a server never
+loads the client, nor a client the server.
 """
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-from . import content
-from .client import Client, UnsupportedProtocolVersion
-from .errors import (
-    CapabilityError,
-    ClientError,
-    McpError,
-    RegistrationError,
-    ResourceNotFound,
-    ToolError,
-    UrlElicitationRequired,
-)
-from .jsonrpc import JsonRpcError
-from .server import (
-    Arg,
-    Context,
-    ResourceContent,
-    Server,
-    ToolResult,
-)
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost more than this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from . import content
+    from .client import Client, UnsupportedProtocolVersion
+    from .errors import (
+        CapabilityError,
+        ClientError,
+        McpError,
+        RegistrationError,
+        ResourceNotFound,
+        ToolError,
+        UrlElicitationRequired,
+    )
+    from .jsonrpc.errors import JsonRpcError
+    from .server.context import Context
+    from .server.introspect import Arg
+    from .server.registry import ResourceContent, ToolResult
+    from .server.server import Server
 
 __all__ = [
     "Arg",
@@ -45,3 +53,39 @@ __all__ = [
     "__version__",
     "content",
 ]
+
+# public name -> the module that defines it (relative to this package)
+_LAZY: dict[str, str] = {
+    "Arg": ".server.introspect",
+    "CapabilityError": ".errors",
+    "Client": ".client.client",
+    "ClientError": ".errors",
+    "Context": ".server.context",
+    "JsonRpcError": ".jsonrpc.errors",
+    "McpError": ".errors",
+    "RegistrationError": ".errors",
+    "ResourceContent": ".server.registry",
+    "ResourceNotFound": ".errors",
+    "Server": ".server.server",
+    "ToolError": ".errors",
+    "ToolResult": ".server.registry",
+    "UnsupportedProtocolVersion": ".client.client",
+    "UrlElicitationRequired": ".errors",
+}
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
+
+    def __getattr__(name: str) -> Any:
+        if name == "content":
+            value: Any = importlib.import_module(".content", __name__)
+        elif name in _LAZY:
+            value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -1,11 +1,14 @@
 """The ``jsonrpc-mcp`` command line: ``serve`` a server, ``call`` one.
 
 Exit codes: 0 success, 1 the server or a call failed, 2 usage error.
+
+Start-up time matters for ``serve`` (a client spawns the server and waits): the plain form
+``serve TARGET [ARG...]`` is recognised without argparse, and nothing here imports the client, the
+HTTP stack or argparse unless the command needs them.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import logging
@@ -13,12 +16,14 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .server.server import Server
 
 __all__ = ["load_target", "main"]
 
@@ -38,17 +43,16 @@ def load_target(target: str) -> Any:
     if not location or not attr.isidentifier():  # no ":ATTR" (a ":" may belong to the path itself)
         location, attr = target, ""
     attr = attr or "server"
-    path = Path(location)
-    if location.endswith(".py") or path.exists():
-        if not path.exists():
+    if location.endswith(".py") or os.path.exists(location):
+        if not os.path.exists(location):
             raise TargetError(f"no such file: {location}")
-        if not path.is_file():
+        if not os.path.isfile(location):
             raise TargetError(f"{location} is not a Python file")
-        directory = str(path.resolve().parent)
+        directory = os.path.dirname(os.path.realpath(location))
         if directory not in sys.path:
             sys.path.insert(0, directory)
-        module_name = f"_jsonrpc_mcp_target_{path.stem}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
+        module_name = f"_jsonrpc_mcp_target_{os.path.splitext(os.path.basename(location))[0]}"
+        spec = importlib.util.spec_from_file_location(module_name, location)
         if spec is None or spec.loader is None:
             raise TargetError(f"cannot load {location}")
         module = importlib.util.module_from_spec(spec)
@@ -95,10 +99,15 @@ def _configure_logging(level: str) -> None:
     )
 
 
+_MAX_LINE = 4 * 1024 * 1024
+
+
 def _serve_options() -> argparse.ArgumentParser:
     """The options of ``serve``; they may stand before or after TARGET (``--`` ends them)."""
+    import argparse
+
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--max-line", type=int, default=4 * 1024 * 1024)
+    parser.add_argument("--max-line", type=int, default=_MAX_LINE)
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
@@ -106,10 +115,14 @@ def _serve_options() -> argparse.ArgumentParser:
     parser.add_argument("--stateless", action="store_true")
     parser.add_argument("--json-response", action="store_true")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--ssl-certfile")  # --http over TLS: passed to uvicorn
+    parser.add_argument("--ssl-keyfile")
     return parser
 
 
 def _split_serve_args(args: argparse.Namespace) -> tuple[argparse.Namespace, list[str]]:
+    import argparse
+
     rest = list(args.args)
     passthrough: list[str] = []
     if "--" in rest:
@@ -119,24 +132,43 @@ def _split_serve_args(args: argparse.Namespace) -> tuple[argparse.Namespace, lis
     return options, unknown + passthrough
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _plain_serve(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(TARGET, its arguments) for ``serve TARGET [ARG...]`` with no option anywhere, else None.
+
+    That is the form clients spawn; argparse would read it the same way (every option has a
+    default), so it is recognised here without importing argparse.
+    """
+    if len(argv) < 2 or argv[0] != "serve" or any(arg.startswith("-") for arg in argv[1:]):
+        return None
+    return argv[1], list(argv[2:])
+
+
+def _load_for_serving(target: str, target_args: list[str]) -> Server | None:
+    """The target's server, loaded with stdout protected; None (reported on stderr) if it fails."""
     from .transports.stdio import protected_stdout
 
+    sys.argv = [target, *target_args]
+    try:
+        # whatever the target prints while it loads goes to stderr, never into the protocol stream
+        with protected_stdout():
+            server: Server = load_target(target)
+    except TargetError as exc:
+        if exc.__cause__ is not None:  # the target's own code failed: show where
+            traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
+        print(f"jsonrpc-mcp serve: {exc}", file=sys.stderr)
+        return None
+    return server
+
+
+def _serve(args: argparse.Namespace) -> int:
     options, target_args = _split_serve_args(args)
     if options.workers > 1 and not options.stateless:
         print(
             "jsonrpc-mcp serve: --workers needs --stateless (sessions live in one process)", file=sys.stderr
         )
         return 2
-    sys.argv = [args.target, *target_args]
-    try:
-        # whatever the target prints while it loads goes to stderr, never into the protocol stream
-        with protected_stdout():
-            server = load_target(args.target)
-    except TargetError as exc:
-        if exc.__cause__ is not None:  # the target's own code failed: show where
-            traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
-        print(f"jsonrpc-mcp serve: {exc}", file=sys.stderr)
+    server = _load_for_serving(args.target, target_args)
+    if server is None:
         return 2
     if options.http:
         from .http.serve import serve_http
@@ -147,11 +179,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _dump(title: str, value: Any) -> None:
+    import orjson
+
     print(f"== {title}")
     print(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
 
 
 async def _call(args: argparse.Namespace) -> int:
+    import orjson
+
     from .client import Client
     from .jsonrpc.errors import JsonRpcError
 
@@ -193,11 +229,11 @@ async def _call(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
     parser.add_argument("--version", action="version", version=f"jsonrpc-mcp {__version__}")
-    parser.add_argument(
-        "--log-level", default=os.environ.get("JSONRPC_MCP_LOG_LEVEL", "warning"), help="stderr log level"
-    )
+    parser.add_argument("--log-level", default=_default_log_level(), help="stderr log level")
     commands = parser.add_subparsers(dest="command_name", required=True)
 
     serve = commands.add_parser(
@@ -230,7 +266,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _default_log_level() -> str:
+    return os.environ.get("JSONRPC_MCP_LOG_LEVEL", "warning")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    plain = _plain_serve(sys.argv[1:] if argv is None else argv)
+    if plain is not None:  # the common case, read without argparse (see the module docstring)
+        _configure_logging(_default_log_level())
+        server = _load_for_serving(*plain)
+        if server is None:
+            return 2
+        server.run(max_line=_MAX_LINE)
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     _configure_logging(args.log_level)

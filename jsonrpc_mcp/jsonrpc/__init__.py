@@ -1,24 +1,34 @@
-"""JSON-RPC 2.0, knowing nothing of MCP: messages, codec, sans-IO peer, endpoint, method table."""
+"""JSON-RPC 2.0, knowing nothing of MCP: messages, codec, sans-IO peer, endpoint, method table.
 
-from .endpoint import CancelSpec, Dispatcher, Endpoint, RequestContext
-from .errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    ConnectionClosed,
-    InternalError,
-    InvalidParams,
-    InvalidRequest,
-    JsonRpcError,
-    MethodNotFound,
-    ParseError,
-    RequestTimeout,
-)
-from .messages import ErrorResponse, Invalid, Message, Notification, Request, RequestId, Response
-from .methods import MethodTable
-from .peer import Peer
+The names are loaded on first use (PEP 562): ``jsonrpc_mcp.jsonrpc.errors`` alone does not bring in
+the endpoint (and with it asyncio and anyio).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .endpoint import CancelSpec, Dispatcher, Endpoint, RequestContext
+    from .errors import (
+        INTERNAL_ERROR,
+        INVALID_PARAMS,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        PARSE_ERROR,
+        ConnectionClosed,
+        InternalError,
+        InvalidParams,
+        InvalidRequest,
+        JsonRpcError,
+        MethodNotFound,
+        ParseError,
+        RequestTimeout,
+    )
+    from .messages import ErrorResponse, Invalid, Message, Notification, Request, RequestId, Response
+    from .methods import MethodTable
+    from .peer import Peer
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -48,3 +58,27 @@ __all__ = [
     "RequestTimeout",
     "Response",
 ]
+
+_HOME: dict[str, str] = {
+    **dict.fromkeys(("CancelSpec", "Dispatcher", "Endpoint", "RequestContext"), ".endpoint"),
+    **dict.fromkeys(
+        ("ErrorResponse", "Invalid", "Message", "Notification", "Request", "RequestId", "Response"),
+        ".messages",
+    ),
+    "MethodTable": ".methods",
+    "Peer": ".peer",
+}
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
+
+    def __getattr__(name: str) -> Any:
+        if name not in __all__:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(_HOME.get(name, ".errors"), __name__), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

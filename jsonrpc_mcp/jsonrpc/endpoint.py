@@ -9,9 +9,14 @@ One reader loop (:meth:`Endpoint.run`) takes framed messages from the transport 
 * A **notification** is handed to the dispatcher inline, in arrival order, so that e.g. an
   "initialized" notification is processed before the requests that follow it. The cancellation
   notification (its method name is configuration; this layer knows no MCP) is handled here.
-* A **request** gets its own task in the endpoint's task group and its own cancel scope. The scope is
-  registered in the sans-IO :class:`Peer` before the task starts, so a cancellation that arrives
-  before the task runs still wins.
+* A **request** gets its own cancel scope, registered in the sans-IO :class:`Peer` before the
+  handler starts, so a cancellation that arrives before the handler runs still wins. On asyncio the
+  handler starts *inline*, in the reading task (in a copy of its context, as a task would): most
+  handlers finish without ever waiting, and are answered there and then, with no task to create,
+  schedule and reap. A handler that does wait keeps the task it started in (its cancel scope
+  belongs to that task) and a new task takes over reading. So at most one request runs in a reading
+  task, and reading never waits for a handler. To stay fair, the reader yields to the event loop
+  after a run of requests answered inline. On other backends every request gets a task of its own.
 * A **batch** is split: notifications and responses inline, then one task runs its requests
   concurrently and writes a single array with their answers.
 
@@ -32,12 +37,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import math
-from collections.abc import Callable, Coroutine
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from ..transports.base import FrameTooLarge, MessageStream
@@ -52,6 +60,9 @@ logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
 _USE_DEFAULT: Any = object()
 
+# Requests answered inline in a row before the reader lets the rest of the event loop run.
+_INLINE_BURST = 32
+
 
 class Outbound(Protocol):
     """Anything that can talk to the peer: the endpoint itself, or an HTTP per-request stream."""
@@ -65,16 +76,6 @@ class Channel(Protocol):
     """Where messages to the peer go: the transport stream, or one HTTP response's event stream."""
 
     async def send(self, message: bytes) -> None: ...
-
-
-class _StreamChannel:
-    __slots__ = ("_stream",)
-
-    def __init__(self, stream: MessageStream) -> None:
-        self._stream = stream
-
-    async def send(self, message: bytes) -> None:
-        await self._stream.send(message)
 
 
 class _NoChannel:
@@ -178,11 +179,13 @@ class _Slot:
 
 
 class _Tasks:
-    """Where request tasks run, all tracked so that they can be cancelled when the endpoint stops.
+    """Where reading and request tasks run, all tracked so that they can be cancelled when the
+    endpoint stops.
 
-    On asyncio a request runs as a plain asyncio task: anyio's task-group spawn costs several times
-    more per request, and each request already has its own anyio cancel scope, which works the same
-    in any task. On other backends the endpoint's anyio task group is used.
+    On asyncio these are plain asyncio tasks (a reading task becomes the task of a request that
+    started inline in it and then waited; batches get one): anyio's task-group spawn costs several
+    times more, and each request already has its own anyio cancel scope, which works the same in any
+    task. On other backends the endpoint's anyio task group is used, one task per request.
     """
 
     __slots__ = ("_live", "_loop", "_tg")
@@ -194,6 +197,11 @@ class _Tasks:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             self._loop = None
+
+    @property
+    def inline(self) -> bool:
+        """Whether requests may start inline in the reading task (asyncio: see :func:`_resume`)."""
+        return self._loop is not None
 
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         if self._loop is None:
@@ -216,6 +224,35 @@ class _Tasks:
             task.cancel()
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await asyncio.wait(list(self._live))
+
+
+@types.coroutine
+def _resume(
+    coro: Coroutine[Any, Any, None], ctx: contextvars.Context, first: Any
+) -> Generator[Any, Any, None]:
+    """Carry on running ``coro``, which suspended on ``first``, in the current task and in ``ctx``.
+
+    What ``await coro`` would have done had it started here: every suspension is passed up to the
+    task, and whatever the task is woken with (a value, or an exception such as a cancellation) is
+    passed down.
+    """
+    pending = first
+    while True:
+        try:
+            value = yield pending
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                pending = ctx.run(coro.throw, exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                pending = ctx.run(coro.send, value)
+            except StopIteration:
+                return
 
 
 class CancelSpec:
@@ -246,7 +283,7 @@ class Endpoint:
         (default: the stream)."""
         self._stream = stream
         if channel is None:
-            channel = _StreamChannel(stream) if stream is not None else _NoChannel()
+            channel = stream if stream is not None else _NoChannel()  # a stream is a channel
         self._channel: Channel = channel
         self.dispatcher = dispatcher
         self.request_timeout = request_timeout
@@ -257,6 +294,9 @@ class Endpoint:
         self._closed = False
         self._started: anyio.Event | None = None  # made when someone waits (clients do; HTTP never)
         self._running = False
+        self._read_done: anyio.Event | None = None  # set when reading ended (the stream or an error)
+        self._read_error: BaseException | None = None
+        self._scope_type: type[anyio.CancelScope] | None = None
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -281,7 +321,15 @@ class Endpoint:
                 if self._started is not None:
                     self._started.set()
                 try:
-                    await self._read_loop()
+                    if tasks.inline:
+                        # reading moves from task to task (see the module docstring): wait for its end
+                        done = self._read_done = anyio.Event()
+                        tasks.spawn(self._reader)
+                        await done.wait()
+                        if self._read_error is not None:
+                            raise self._read_error
+                    else:
+                        await self._read_loop()
                 finally:
                     tg.cancel_scope.cancel()
                     await tasks.cancel_all()
@@ -376,7 +424,7 @@ class Endpoint:
         t = type(message)
         if t is Request:
             request: Request = message  # type: ignore[assignment]
-            scope = anyio.CancelScope()
+            scope = self._new_scope()
             if not self._peer.start_incoming(request.id, scope):
                 duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
                 return Processed(self._encode_error(request.id, duplicate), True, False)
@@ -398,9 +446,26 @@ class Endpoint:
             answers.append(data)
 
     # -- reading ----------------------------------------------------------------------------------
-    async def _read_loop(self) -> None:
+    async def _reader(self) -> None:
+        """A reading task (asyncio): reads until the stream ends, or until a request adopts it."""
+        try:
+            ended = await self._read_loop()
+        except asyncio.CancelledError:  # only run() cancels a reader natively, when it is ending anyway
+            raise
+        except BaseException as exc:  # run() raises it
+            self._read_error = exc
+            ended = True
+        if ended and self._read_done is not None:
+            self._read_done.set()
+
+    async def _read_loop(self) -> bool:
+        """Read and serve messages: True when the stream ended; False when a request that started
+        inline suspended, and this task went on serving it (another task reads on)."""
         stream = self._stream
         assert stream is not None
+        inline = self._tasks is not None and self._tasks.inline
+        ordered = self.dispatcher.ordered_methods
+        burst = _INLINE_BURST
         while True:
             try:
                 data = await stream.receive()
@@ -408,10 +473,43 @@ class Endpoint:
                 await self._send_error(None, InvalidRequest(f"Invalid Request: {exc}"))
                 continue
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
+                return True
             message = codec.decode(data)
-            if type(message) is list:
-                await self._handle_batch(message)
+            t = type(message)
+            if t is Request and inline and message.method not in ordered:  # type: ignore[union-attr]
+                request: Request = message  # type: ignore[assignment]
+                scope = self._new_scope()
+                if not self._peer.start_incoming(request.id, scope):
+                    self._refuse_duplicate(request)
+                    continue
+                coro = self._serve_one(request, scope)
+                ctx = contextvars.copy_context()
+                try:
+                    suspended_on = ctx.run(coro.send, None)
+                except StopIteration:  # answered inline
+                    burst -= 1
+                    if not burst:
+                        burst = _INLINE_BURST
+                        await anyio.lowlevel.checkpoint()
+                    continue
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # what a request task would have died of
+                    if not isinstance(exc, asyncio.CancelledError):
+                        logger.error("request task failed", exc_info=exc)
+                    continue
+                # The handler waits: this task stays with it (its cancel scope belongs to this task).
+                assert self._tasks is not None
+                self._tasks.spawn(self._reader)
+                try:
+                    await _resume(coro, ctx, suspended_on)
+                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # what a request task would have died of
+                    logger.error("request task failed", exc_info=exc)
+                return False
+            if t is list:
+                await self._handle_batch(message)  # type: ignore[arg-type]
             else:
                 await self._handle(message)  # type: ignore[arg-type]
 
@@ -432,16 +530,19 @@ class Endpoint:
 
     def _start_request(self, request: Request) -> None:
         assert self._tasks is not None
-        scope = anyio.CancelScope()
+        scope = self._new_scope()
         if not self._peer.start_incoming(request.id, scope):
-            self._tasks.spawn(
-                self._send_error, request.id, InvalidRequest("Invalid Request: duplicate id in flight")
-            )
+            self._refuse_duplicate(request)
             return
         self._tasks.spawn(self._serve_one, request, scope)
 
+    def _refuse_duplicate(self, request: Request) -> None:
+        assert self._tasks is not None
+        duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
+        self._tasks.spawn(self._send_error, request.id, duplicate)
+
     async def _serve_ordered(self, request: Request) -> None:
-        scope = anyio.CancelScope()
+        scope = self._new_scope()
         if not self._peer.start_incoming(request.id, scope):
             await self._send_error(request.id, InvalidRequest("Invalid Request: duplicate id in flight"))
             return
@@ -526,7 +627,7 @@ class Endpoint:
             t = type(item)
             if t is Request:
                 request: Request = item  # type: ignore[assignment]
-                scope = anyio.CancelScope()
+                scope = self._new_scope()
                 if self._peer.start_incoming(request.id, scope):
                     requests.append((request, scope))
                 else:
@@ -548,6 +649,16 @@ class Endpoint:
                 tg.start_soon(self._answer_into, request, scope, self, answers)
         if answers:
             await self._send_quietly(b"[" + b",".join(answers) + b"]")
+
+    def _new_scope(self) -> anyio.CancelScope:
+        """A cancel scope for one request: the running backend's class, made directly (what
+        ``anyio.CancelScope()`` returns, without looking the backend up again for every request)."""
+        scope_type = self._scope_type
+        if scope_type is None:
+            scope = anyio.CancelScope()
+            self._scope_type = type(scope)
+            return scope
+        return scope_type()
 
     # -- writing ----------------------------------------------------------------------------------
     def _encode_error(self, rid: RequestId | None, error: JsonRpcError) -> bytes:

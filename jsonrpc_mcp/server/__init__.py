@@ -1,10 +1,20 @@
-"""The MCP server core: registries, sessions, per-request context, schema validation."""
+"""The MCP server core: registries, sessions, per-request context, schema validation.
 
-from .context import Context
-from .introspect import Arg
-from .registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
-from .server import Server
-from .session import ServerSession
+The names are loaded on first use (PEP 562), so importing one submodule (``.schema``, ``.mrtr``)
+does not load the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .introspect import Arg
+    from .registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
+    from .server import Server
+    from .session import ServerSession
 
 __all__ = [
     "Arg",
@@ -19,3 +29,24 @@ __all__ = [
     "Tool",
     "ToolResult",
 ]
+
+_HOME: dict[str, str] = {
+    "Arg": ".introspect",
+    "Context": ".context",
+    "Server": ".server",
+    "ServerSession": ".session",
+}  # the other names live in .registry
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
+
+    def __getattr__(name: str) -> Any:
+        if name not in __all__:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(_HOME.get(name, ".registry"), __name__), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -271,18 +271,42 @@ def _field_converters(hints: dict[str, Any]) -> dict[str, Converter]:
 
 
 # -- functions ----------------------------------------------------------------------------------
-@dataclasses.dataclass(slots=True)
 class FunctionSpec:
-    """What the decorators learn from a function."""
+    """What the decorators learn from a function.
 
-    description: str | None
-    input_schema: dict[str, Any]
-    params: list[str]  # parameters filled from arguments
-    context_param: str | None  # parameter that receives the Context
-    accepts_var_kwargs: bool
-    required: list[str]
-    param_descriptions: dict[str, str]
-    converters: dict[str, Converter] = dataclasses.field(default_factory=dict)
+    (A plain class, not a dataclass: defining a dataclass costs about 0.4 ms at import.)
+    """
+
+    __slots__ = (
+        "accepts_var_kwargs",
+        "context_param",
+        "converters",
+        "description",
+        "input_schema",
+        "param_descriptions",
+        "params",
+        "required",
+    )
+
+    def __init__(
+        self,
+        description: str | None,
+        input_schema: dict[str, Any],
+        params: list[str],  # parameters filled from arguments
+        context_param: str | None,  # parameter that receives the Context
+        accepts_var_kwargs: bool,
+        required: list[str],
+        param_descriptions: dict[str, str],
+        converters: dict[str, Converter] | None = None,
+    ) -> None:
+        self.description = description
+        self.input_schema = input_schema
+        self.params = params
+        self.context_param = context_param
+        self.accepts_var_kwargs = accepts_var_kwargs
+        self.required = required
+        self.param_descriptions = param_descriptions
+        self.converters: dict[str, Converter] = {} if converters is None else converters
 
 
 def _context_annotation(annotation: Any, context_type: type) -> bool:

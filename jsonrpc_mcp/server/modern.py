@@ -23,6 +23,7 @@ asking for a capability the client did not declare in this request gets
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError
@@ -124,19 +125,29 @@ def _envelope(request: Request, server: Server) -> tuple[Revision, dict[str, Any
     return revision, capabilities, meta
 
 
+_session: ModuleType | None = None  # .session, which imports this module: imported on first use
+
+
+def _import_session() -> ModuleType:
+    global _session
+    from . import session
+
+    _session = session
+    return session
+
+
 async def serve_modern(
     server: Server, request: Request, rc: RequestContext, outbound: Outbound | None
 ) -> Any:
     """Serve one modern request from its envelope alone."""
-    from .session import ServerSession, State, dispatch
-
+    api = _session or _import_session()
     revision, capabilities, meta = _envelope(request, server)
     method = request.method
     if method in REMOVED:
         raise MethodNotFound(f"Method not found: {method} (not part of protocol revision {revision.version})")
-    session = ServerSession(server, outbound)
+    session = api.ServerSession(server, outbound)
     session.revision = revision
-    session.state = State.READY
+    session.state = api.State.READY
     session.client_capabilities = capabilities
     info = meta.get(CLIENT_INFO)
     session.client_info = info if type(info) is dict else {}
@@ -149,13 +160,13 @@ async def serve_modern(
     else:
         raise InvalidParams(f"Invalid params: unknown log level {level!r}; use one of {', '.join(LEVELS)}")
     if method not in MRTR_METHODS:
-        result = await dispatch(session, request, rc)  # (its Context cannot ask the client anything)
+        result = await api.dispatch(session, request, rc)  # (its Context cannot ask the client anything)
         return finish(server, revision, method, result)
     params = request.params if type(request.params) is dict else {}
     exchange = Exchange.start(server.request_state, method, params)
     token = current_exchange.set(exchange)
     try:
-        result = await dispatch(session, request, rc)
+        result = await api.dispatch(session, request, rc)
     except BaseException as exc:
         if not (exchange.pending and is_input_required(exc)):
             raise

@@ -85,7 +85,7 @@ class ResourceContent:
 class _Handler:
     """A user function and how to call it."""
 
-    __slots__ = ("context_param", "converters", "fn", "is_async", "params", "var_kwargs")
+    __slots__ = ("context_param", "converters", "fn", "is_async", "params", "plain", "var_kwargs")
 
     def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
         self.fn = fn
@@ -95,8 +95,12 @@ class _Handler:
         self.context_param = spec.context_param
         self.var_kwargs = spec.accepts_var_kwargs
         self.converters = spec.converters
+        # an async function taking its arguments as they come (no Context, no conversions)
+        self.plain = self.is_async and not self.converters and self.context_param is None
 
     async def __call__(self, arguments: dict[str, Any], ctx: Context | None) -> Any:
+        if self.plain and (self.var_kwargs or self.params.issuperset(arguments)):
+            return await self.fn(**arguments)  # (** makes the function its own copy)
         if self.var_kwargs:
             kwargs = dict(arguments)
         else:

@@ -5,36 +5,34 @@ unsupported ``$schema`` dialect or a ``$ref`` that would need the network is the
 developer's error (:class:`SchemaDefinitionError`), never the client's. ``$schema`` is honoured;
 without it a schema is JSON Schema 2020-12. Remote references are never fetched.
 
+``jsonschema`` is imported only when a schema needs it (see "fast path" below): a server whose tools
+all take flat arguments starts without loading it, until an instance is rejected and its error
+messages are written.
+
 Validation errors read like ``limit: 100 is greater than the maximum of 20``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import (
-    Draft4Validator,
-    Draft6Validator,
-    Draft7Validator,
-    Draft201909Validator,
-    Draft202012Validator,
-)
-from jsonschema.exceptions import SchemaError, ValidationError
-from jsonschema_specifications import REGISTRY as _METASCHEMAS  # type: ignore[import-untyped]
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource, Unresolvable
-from referencing.jsonschema import DRAFT202012
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry, Resource
 
 __all__ = ["CompiledSchema", "SchemaDefinitionError"]
 
-_DIALECTS: dict[str, Any] = {
-    "http://json-schema.org/draft-04/schema": Draft4Validator,
-    "http://json-schema.org/draft-06/schema": Draft6Validator,
-    "http://json-schema.org/draft-07/schema": Draft7Validator,
-    "https://json-schema.org/draft/2019-09/schema": Draft201909Validator,
-    "https://json-schema.org/draft/2020-12/schema": Draft202012Validator,
+# dialect URI -> the name of its validator class in ``jsonschema`` (imported when first needed)
+_DIALECTS: dict[str, str] = {
+    "http://json-schema.org/draft-04/schema": "Draft4Validator",
+    "http://json-schema.org/draft-06/schema": "Draft6Validator",
+    "http://json-schema.org/draft-07/schema": "Draft7Validator",
+    "https://json-schema.org/draft/2019-09/schema": "Draft201909Validator",
+    "https://json-schema.org/draft/2020-12/schema": "Draft202012Validator",
 }
+_DEFAULT_DIALECT = "Draft202012Validator"
 _MAX_ERRORS = 10
 _MAX_MESSAGE = 300
 
@@ -44,28 +42,43 @@ class SchemaDefinitionError(ValueError):
 
 
 def _refuse_remote(uri: str) -> Resource[Any]:
+    from referencing.exceptions import NoSuchResource
+
     raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-# the published metaschemas are known offline (they ship with jsonschema); anything else is refused
-_NO_NETWORK: Registry[Any] = Registry(retrieve=_refuse_remote).with_resources(  # type: ignore[call-arg]
-    _METASCHEMAS.items()
-)
+@functools.cache
+def _no_network() -> Registry[Any]:
+    """The published metaschemas, known offline (they ship with jsonschema); anything else is refused."""
+    from jsonschema_specifications import REGISTRY as metaschemas  # type: ignore[import-untyped]
+    from referencing import Registry
+
+    registry: Registry[Any] = Registry(retrieve=_refuse_remote).with_resources(  # type: ignore[call-arg]
+        metaschemas.items()
+    )
+    return registry
 
 
-def _validator_class(schema: dict[str, Any], what: str) -> Any:
+def _dialect(schema: dict[str, Any], what: str) -> str:
+    """The name of the validator class for the schema's ``$schema`` (2020-12 without one)."""
     dialect = schema.get("$schema")
     if dialect is None:
-        return Draft202012Validator
+        return _DEFAULT_DIALECT
     if not isinstance(dialect, str):
         raise SchemaDefinitionError(f"{what}: $schema must be a string")
-    cls = _DIALECTS.get(dialect.rstrip("#"))
-    if cls is None:
+    name = _DIALECTS.get(dialect.rstrip("#"))
+    if name is None:
         supported = ", ".join(sorted(_DIALECTS))
         raise SchemaDefinitionError(
             f"{what}: JSON Schema dialect {dialect!r} is not supported (use one of {supported})"
         )
-    return cls
+    return name
+
+
+def _validator_class(name: str) -> Any:
+    import jsonschema
+
+    return getattr(jsonschema, name)
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -136,6 +149,16 @@ def _number(value: Any) -> bool:
     return (type(value) is int or type(value) is float) and value == value  # not bool, not NaN
 
 
+def _annotations_certain(schema: dict[str, Any]) -> bool:
+    """Annotation values every supported metaschema accepts (stricter than they are)."""
+    for key in ("description", "title", "$comment"):
+        if key in schema and type(schema[key]) is not str:
+            return False
+    if "examples" in schema and type(schema["examples"]) is not list:
+        return False
+    return "deprecated" not in schema or type(schema["deprecated"]) is bool
+
+
 def _property_check(schema: Any) -> _Check | None:
     if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
         return None
@@ -169,9 +192,9 @@ def _property_check(schema: Any) -> _Check | None:
     return check
 
 
-def _fast_check(schema: dict[str, Any], cls: Any) -> _Check | None:
+def _fast_check(schema: dict[str, Any], dialect: str) -> _Check | None:
     """A quick "is it valid" for flat object schemas, or None when the schema is beyond it."""
-    if cls is Draft4Validator or not set(schema) <= _ROOT_KEYS or schema.get("type") != "object":
+    if dialect == "Draft4Validator" or not set(schema) <= _ROOT_KEYS or schema.get("type") != "object":
         return None
     properties = schema.get("properties", {})
     required = schema.get("required", [])
@@ -204,36 +227,81 @@ def _fast_check(schema: dict[str, Any], cls: Any) -> _Check | None:
     return valid
 
 
-class CompiledSchema:
-    """A schema checked and compiled once; :meth:`errors` validates an instance against it."""
+def _certainly_valid(schema: dict[str, Any]) -> bool:
+    """Whether a schema :func:`_fast_check` accepted is certainly a valid JSON Schema.
 
-    __slots__ = ("_fast", "_validator", "schema")
+    Such a schema needs no check against its metaschema (so no ``jsonschema`` at registration), and it
+    has no ``$ref`` to resolve. The test is stricter than the metaschemas (exact Python types, only the
+    two usual ``$schema`` spellings): anything else gets the full check, so no invalid schema is let
+    through (tests/server/test_schema_fast_path.py compares it with ``check_schema``).
+    """
+    declared = schema.get("$schema")
+    if declared is not None and declared not in _DIALECT_SPELLINGS:
+        return False
+    if not _annotations_certain(schema):
+        return False
+    properties = schema.get("properties", {})
+    for name, sub in properties.items():
+        if type(name) is not str or not _annotations_certain(sub):
+            return False
+        for key in _LENGTHS:
+            if key in sub and sub[key] < 0:
+                return False
+    required = schema.get("required", [])
+    return all(type(name) is str for name in required) and len(set(required)) == len(required)
+
+
+_DIALECT_SPELLINGS = frozenset(_DIALECTS) | {uri + "#" for uri in _DIALECTS}
+
+
+class CompiledSchema:
+    """A schema checked and compiled once; :meth:`errors` validates an instance against it.
+
+    A flat schema that is certainly valid (the common case) is taken as it is, with its fast check;
+    the ``jsonschema`` validator is then built the first time an instance is rejected, to write the
+    messages. Every other schema is checked and compiled by ``jsonschema`` at once.
+    """
+
+    __slots__ = ("_dialect", "_fast", "_validator", "schema")
 
     def __init__(self, schema: Any, *, what: str = "schema", require_object: bool = False) -> None:
         if not isinstance(schema, dict):
             raise SchemaDefinitionError(f"{what} must be a JSON object (a dict), got {type(schema).__name__}")
         if require_object and schema.get("type") != "object":
             raise SchemaDefinitionError(f'{what} must have "type": "object" at its root')
-        cls = _validator_class(schema, what)
+        self.schema = schema
+        self._dialect = _dialect(schema, what)
+        self._validator: Any = None
+        self._fast = _fast_check(schema, self._dialect)
+        if self._fast is not None and _certainly_valid(schema):
+            return  # no $ref, no format: nothing more to check; jsonschema waits for a rejected instance
+        from jsonschema.exceptions import SchemaError
+
+        cls = _validator_class(self._dialect)
         try:
             cls.check_schema(schema)
         except SchemaError as exc:
             raise SchemaDefinitionError(
                 f"{what} is not a valid JSON Schema: {_shorten(exc.message)}"
             ) from None
-        self.schema = schema
-        self._validator = cls(schema, registry=_NO_NETWORK, format_checker=cls.FORMAT_CHECKER)
+        self._validator = self._build()
         self._check_refs(what)
-        self._fast = _fast_check(schema, cls)
+
+    def _build(self) -> Any:
+        cls = _validator_class(self._dialect)
+        return cls(self.schema, registry=_no_network(), format_checker=cls.FORMAT_CHECKER)
 
     def _check_refs(self, what: str) -> None:
         refs = set(_refs(self.schema))
         if not refs:
             return
-        spec = DRAFT202012 if self._validator.__class__ is Draft202012Validator else None
-        resource = Resource.from_contents(self.schema, default_specification=spec or DRAFT202012)
+        from referencing import Resource
+        from referencing.exceptions import Unresolvable
+        from referencing.jsonschema import DRAFT202012
+
+        resource = Resource.from_contents(self.schema, default_specification=DRAFT202012)
         base = self.schema.get("$id", "") if isinstance(self.schema.get("$id"), str) else ""
-        resolver = _NO_NETWORK.with_resource(base, resource).resolver(base_uri=base)
+        resolver = _no_network().with_resource(base, resource).resolver(base_uri=base)
         nested_ids = _has_nested_id(self.schema)
         for ref in sorted(refs):
             if ref.startswith("#") and nested_ids:
@@ -255,6 +323,8 @@ class CompiledSchema:
         if self._fast is not None and self._fast(instance):
             return None
         validator = self._validator
+        if validator is None:
+            validator = self._validator = self._build()
         first = next(validator.iter_errors(instance), None)
         if first is None:
             return None

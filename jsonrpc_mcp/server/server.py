@@ -391,8 +391,11 @@ class Server:
         self._wire_cache[key] = (registry.generation, items)
         return items
 
-    async def call_tool(self, tool: Tool, arguments: dict[str, Any], ctx: Context, revision: Revision) -> Any:
-        """Run a tool whose arguments were validated; execution errors become ``isError`` results."""
+    async def call_tool(
+        self, tool: Tool, arguments: dict[str, Any], ctx: Context | None, revision: Revision
+    ) -> Any:
+        """Run a tool whose arguments were validated; execution errors become ``isError`` results.
+        ``ctx`` may be None only for a tool that takes no Context."""
         try:
             value = await tool.handler(arguments, ctx)
         except ToolError as exc:

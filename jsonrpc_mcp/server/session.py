@@ -129,7 +129,9 @@ class ServerSession:
 
     @property
     def omits_unknown_ids(self) -> bool:
-        return self.revision is not None and self.revision.error_id_omittable
+        if self.revision is None:  # nothing negotiated: 2026-07-28 traffic never negotiates, and its
+            return self.server.speaks_modern  # schema has no null id; older clients accept either
+        return self.revision.error_id_omittable
 
     # initialize decides how everything after it is read (revision, batches): serve it in order
     ordered_methods = frozenset({"initialize"})
@@ -379,6 +381,8 @@ async def _tools_call(session: ServerSession, params: dict[str, Any], rc: Reques
             return {"content": [{"type": "text", "text": message}], "isError": True}
         raise InvalidParams(message, {"errors": errors})
     server = session.server
+    if tool.handler.context_param is None:  # nothing can reach a Context: do without one
+        return await server.call_tool(tool, arguments, None, revision)
     return await in_context(session, rc, lambda ctx: server.call_tool(tool, arguments, ctx, revision))
 
 

@@ -9,9 +9,16 @@ URI and no regular expression can be made to backtrack. Supported expressions: `
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
 
 __all__ = ["UriTemplate"]
+
+
+def unquote(text: str) -> str:
+    """``urllib.parse.unquote``, imported on first use (a server without templates never needs it)."""
+    from urllib.parse import unquote as urllib_unquote
+
+    return urllib_unquote(text)
+
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _OPERATORS = "+#./;?&"

@@ -66,7 +66,7 @@ class LineBuffer:
             line = line[:-1]
         if len(line) > self._max:
             self._ready.append(FrameTooLarge(f"message exceeds the limit of {self._max} bytes"))
-        elif line.strip():
+        elif line and not line.isspace():  # (isspace stops at the first other byte; strip copies)
             self._ready.append(line)
 
     @property

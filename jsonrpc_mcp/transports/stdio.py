@@ -6,6 +6,11 @@ fd 1 can never corrupt the protocol stream. Pipes are read and written non-block
 (no thread hop per message); anything that is not a pipe or socket (a file, a tty) falls back to a
 worker thread.
 
+Writes are coalesced while more input waits: a message sent while lines already read wait in the
+buffer (a client keeping several requests in flight) is held back, and the messages held back go
+out in one write when the reader has worked through the buffer (before it waits for input), or at
+the latest on the event loop's next turn. A message sent while nothing waits is written at once.
+
 Client side (:func:`spawn_stdio`): starts the server as a subprocess and on exit shuts it down the
 way the MCP specification says: close its stdin, wait, SIGTERM, wait, SIGKILL.
 """
@@ -35,6 +40,7 @@ logger = logging.getLogger("jsonrpc_mcp.transports")
 
 _CHUNK = 256 * 1024
 _MAX_PENDING = 1024  # lines read ahead before reading pauses
+_HOLD_LIMIT = 64 * 1024  # bytes of output held back for one write, at most
 
 
 def _pollable(fd: int) -> bool:
@@ -64,6 +70,10 @@ class FdStream:
         self._buffer = bytearray(_CHUNK)
         self._view = memoryview(self._buffer)
         self._w_async = self._make_nonblocking(write_fd)
+        self._held: list[bytes] | None = None  # output held back for one write (see the module doc)
+        self._held_size = 0
+        self._broken = False  # a write found the pipe closed
+        self._flushers: set[asyncio.Task[None]] = set()
 
     def _make_nonblocking(self, fd: int) -> bool:
         if not _pollable(fd) or sys.platform == "win32":
@@ -79,6 +89,9 @@ class FdStream:
             line = lines.pop()  # raises FrameTooLarge for a discarded line
             if line is not None:
                 return line
+            if self._held is not None:  # the answers to what was read go out before we wait
+                await self._flush_quietly()
+                continue
             if self._eof or self._closed:
                 # Checkpoint first, as every async receive should: after an unterminated last line
                 # came out of the buffer, its request's task gets to start before the caller reacts
@@ -150,7 +163,49 @@ class FdStream:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        data = memoryview(message + b"\n")
+        if self._broken:
+            raise anyio.BrokenResourceError
+        line = message + b"\n"
+        held = self._held
+        if held is not None:  # join what is held back (in order)
+            held.append(line)
+            self._held_size += len(line)
+            if self._held_size > _HOLD_LIMIT:
+                await self._flush()
+            return
+        if self._lines.pending and self._loop is not None and self._w_async and not self._lock.locked():
+            # More input is already here: its answers are likely to follow in this same turn of the
+            # event loop. Hold this one back, and make sure it goes out on the next turn at the latest.
+            self._held = [line]
+            self._held_size = len(line)
+            self._loop.call_soon(self._flush_due)
+            return
+        await self._write(line)
+
+    def _flush_due(self) -> None:
+        """The loop's next turn: what is still held back (the reader went elsewhere) goes out now."""
+        if self._held is not None and self._loop is not None:
+            task = self._loop.create_task(self._flush_quietly())
+            self._flushers.add(task)
+            task.add_done_callback(self._flushers.discard)
+
+    async def _flush(self) -> None:
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        self._held_size = 0
+        await self._write(b"".join(held))
+
+    async def _flush_quietly(self) -> None:
+        """Flush for nobody in particular: a failure is for the next send to report."""
+        try:
+            await self._flush()
+        except (anyio.BrokenResourceError, OSError) as exc:
+            logger.debug("writing held-back output failed: %r", exc)
+
+    async def _write(self, line: bytes) -> None:
+        data = memoryview(line)
         if not self._lock.locked():
             # Fast path: nobody is part-way through a message, and a pipe write either fits or is
             # partial; no await until the lock is held, so messages never interleave.
@@ -159,6 +214,7 @@ class FdStream:
             except BlockingIOError:
                 pass
             except BrokenPipeError:
+                self._broken = True
                 raise anyio.BrokenResourceError from None
             if not data:
                 return
@@ -170,16 +226,23 @@ class FdStream:
                     await anyio.wait_writable(self._wfd)
                     continue
                 except BrokenPipeError:
+                    self._broken = True
                     raise anyio.BrokenResourceError from None
                 data = data[written:]
 
     async def aclose(self) -> None:
+        if not self._closed:
+            await self._flush_quietly()
         self._closed = True
         self.restore()
 
     def restore(self) -> None:
         """Stop watching the input and put the descriptors' blocking mode back as it was."""
         self._stop_reading()
+        held, self._held = self._held, None
+        if held and not self._broken:  # last chance for output still held back (best effort)
+            with contextlib.suppress(OSError):
+                os.write(self._wfd, b"".join(held))
         for fd, was_blocking in self._restore:
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, was_blocking)

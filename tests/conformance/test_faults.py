@@ -65,7 +65,7 @@ async def test_answering_notifications_fails_the_no_response_requirements() -> N
         for f in SPEC.fixtures
         if f.transports != ("stdio",)
         and any(_sends_notification(s) for s in f.steps)
-        and any("expect_no_response" in s or "expect" in s for s in f.steps)
+        and any("expect_no_response" in s or "expect" in s or "expect_message" in s for s in f.steps)
     }
     expected |= {"lifecycle:initialized:no-response", "jsonrpc:response:solicited"}
     expected |= {"modern:result:result-type-invariant"}  # the stray result has no resultType either
@@ -123,6 +123,33 @@ async def test_nulling_error_ids_fails_every_requirement_expecting_an_error_for_
         if f.id in ran and any(_expects_error_with_id(s.get("expect")) for s in f.steps)
     }
     assert _failed(run) == expected
+
+
+@pytest.mark.anyio
+async def test_progress_after_the_result_fails_only_the_progress_requirement() -> None:
+    run = await _run(["progress-after-result"])
+    assert {(v.id, v.revision) for v in run.verdicts if v.status == "fail"} == {
+        ("behaviour:progress:token-increasing", revision) for revision in REVISIONS
+    }
+
+
+@pytest.mark.anyio
+async def test_answering_a_cancelled_request_fails_the_cancellation_requirements() -> None:
+    run = await _run(["answers-cancelled"])
+    failed = {(v.id, v.revision) for v in run.verdicts if v.status == "fail"}
+    legacy = {("behaviour:cancel:legacy-in-flight", revision) for revision in REVISIONS[:-1]}
+    # every subscription the listen fixtures end with notifications/cancelled gets a response too
+    listen = {f.id for f in SPEC.fixtures if f.id.startswith("behaviour:listen:")}
+    modern = {(rid, MODERN) for rid in listen | {"behaviour:cancel:modern-stdio-in-flight"}}
+    assert failed == legacy | modern
+
+
+@pytest.mark.anyio
+async def test_untagged_subscription_notifications_fail_only_the_tagging_requirement() -> None:
+    run = await _run(["untagged-subscription-notifications"])
+    assert {(v.id, v.revision) for v in run.verdicts if v.status == "fail"} == {
+        ("behaviour:listen:notifications-tagged", MODERN)
+    }
 
 
 FAULT_SERVER = [sys.executable, "-m", "conformance.faultserver"]

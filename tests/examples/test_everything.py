@@ -56,6 +56,8 @@ TOOLS = {
     "test_elicitation",
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
+    "test_structured_output",
+    "test_tool_list_changed",
     "json_schema_2020_12_tool",
     "test_reconnection",
     "test_header_parameters",

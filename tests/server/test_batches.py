@@ -97,7 +97,7 @@ async def test_initialize_inside_a_batch_before_the_handshake_is_refused() -> No
         after = await raw.initialize("2025-03-26")
     assert isinstance(answer, dict)
     assert answer["error"]["code"] == -32600
-    assert answer["id"] is None
+    assert "id" not in answer  # nothing negotiated on a server that also speaks 2026-07-28
     assert after["result"]["protocolVersion"] == "2025-03-26"
 
 
@@ -124,3 +124,22 @@ async def test_batch_refusal_id_follows_the_revision(version: str) -> None:
         assert "id" not in answer
     else:
         assert answer["id"] is None
+
+
+async def test_a_batch_before_any_handshake_is_refused_without_an_id() -> None:
+    # Nothing negotiated yet on a server that speaks 2026-07-28 (which has no handshake): the
+    # refusal follows that revision's schema, where an error's unknown id is omitted, never null.
+    async with connect_raw(_server()) as raw:
+        await raw.send(_batch(1, 2))
+        answer = await raw.receive()
+    assert answer["error"]["code"] == -32600
+    assert "id" not in answer
+
+
+async def test_a_handshake_only_server_refuses_an_early_batch_with_a_null_id() -> None:
+    server = Server("batch", revisions=HANDSHAKE_REVISIONS)
+    async with connect_raw(server) as raw:
+        await raw.send(_batch(1, 2))
+        answer = await raw.receive()
+    assert answer["error"]["code"] == -32600
+    assert answer["id"] is None

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from jsonrpc_mcp import Context, Server, ToolResult
+from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect, connect_raw
 
 pytestmark = pytest.mark.anyio
@@ -203,8 +204,17 @@ async def test_batches_only_in_2025_03_26(version: str) -> None:
         assert answer["error"]["code"] == -32600
 
 
-async def test_unreadable_request_error_has_a_null_id_before_negotiation() -> None:
+async def test_unreadable_request_error_omits_the_id_before_negotiation() -> None:
+    # The server also speaks 2026-07-28, which never negotiates and whose schema has no null id.
     async with connect_raw(_server()) as raw:
+        await raw.send(b"{oops")
+        answer = await raw.receive()
+    assert answer["error"]["code"] == -32700
+    assert "id" not in answer
+
+
+async def test_unreadable_request_error_has_a_null_id_before_negotiation_on_a_handshake_server() -> None:
+    async with connect_raw(Server("handshake-only", revisions=HANDSHAKE_REVISIONS)) as raw:
         await raw.send(b"{oops")
         answer = await raw.receive()
     assert answer["error"]["code"] == -32700

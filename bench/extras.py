@@ -1,0 +1,372 @@
+"""The benchmark's single-server measurements, beside the echo-call table of ``run.py``.
+
+- **tools/list**: a server started with ``MCPBENCH_TOOLS`` dummy tools (1,000 by default) answers
+  sequential ``tools/list`` requests over stdio; wall time and server CPU per call, and the size of
+  the response line (so that ours and raw are seen to send the same payload);
+- **import time**: ``python -X importtime -c STATEMENT``, the cumulative time of the imports the
+  statement makes (``import jsonrpc_mcp``; ``from jsonrpc_mcp import Server``), fresh each time;
+- **memory over stdio**: one process serves N echo calls (32 in flight); ``VmRSS`` is read at each
+  checkpoint (1,000 and 100,000 calls by default);
+- **memory over HTTP sessions**: one server sees N sessions opened (``initialize``) and closed
+  (``DELETE`` with its ``Mcp-Session-Id``) one after the other on a keep-alive connection;
+  ``VmRSS`` of the process tree at each checkpoint (1,000 and 10,000 by default).
+
+Every function returns a result with a ``status`` and never raises for a server's faults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from http_loadclient import (
+    HOST,
+    PATH,
+    Connection,
+    HttpServer,
+    _descendants,
+    encode_post,
+)
+from loadclient import (
+    INITIALIZE_REQUEST,
+    OPENING_ID,
+    BenchError,
+    Era,
+    Status,
+    StdioServer,
+    _Ids,
+    read_cpu_seconds,
+)
+
+_IMPORTTIME_LINE = re.compile(rb"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S.*)$")
+
+
+def read_rss_kib(pid: int) -> int:
+    """Current resident set size (VmRSS) of ``pid`` in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise BenchError(f"no VmRSS in /proc/{pid}/status")
+
+
+def tree_rss_kib(pid: int) -> int:
+    total = 0
+    for member in _descendants(pid):
+        with contextlib.suppress(OSError, ValueError, BenchError):
+            total += read_rss_kib(member)
+    return total
+
+
+# -- tools/list ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ToolsListResult:
+    status: Status
+    reason: str | None = None
+    calls: int = 0
+    seconds: float = 0.0
+    server_cpu_seconds: float = 0.0
+    response_bytes: int = 0  # the response lines of one listing, newlines excluded
+    tool_count: int = 0
+    pages: int = 0
+
+    @property
+    def ms_per_call(self) -> float:
+        return self.seconds / self.calls * 1000 if self.calls else 0.0
+
+    @property
+    def server_cpu_ms_per_call(self) -> float:
+        return self.server_cpu_seconds / self.calls * 1000 if self.calls else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "calls": self.calls,
+            "seconds": self.seconds,
+            "ms_per_call": self.ms_per_call,
+            "server_cpu_ms_per_call": self.server_cpu_ms_per_call,
+            "response_bytes": self.response_bytes,
+            "tool_count": self.tool_count,
+            "pages": self.pages,
+        }
+
+
+def _list_request(request_id: int, cursor: str | None = None) -> bytes:
+    if cursor is None:
+        return b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % request_id
+    params = orjson.dumps({"cursor": cursor})
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}\n' % (request_id, params)
+
+
+def _next_cursor(line: bytes) -> str | None:
+    """The ``nextCursor`` of a tools/list response line (parsed only when the bytes say it is there)."""
+    if b'"nextCursor"' not in line:
+        return None
+    cursor = orjson.loads(line).get("result", {}).get("nextCursor")
+    return cursor if isinstance(cursor, str) else None
+
+
+def _await_response(server: StdioServer, request_id: int, deadline: float) -> bytes:
+    """The line answering ``request_id`` (other lines, notifications say, are skipped)."""
+    marker = b'"id":%d' % request_id
+    while True:
+        for line in server.read_lines(deadline):
+            if marker in line and b'"method"' not in line[:40]:
+                return line
+
+
+def bench_tools_list(
+    argv: Sequence[str],
+    *,
+    calls: int,
+    warmup: int,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float = 120.0,
+) -> ToolsListResult:
+    """Spawn ``argv`` (``env`` sets ``MCPBENCH_TOOLS``), shake hands, time ``calls`` whole listings
+    (every page: a server that paginates pays for the extra round trips)."""
+    server = StdioServer(argv, cwd=cwd, env=env, era="handshake")
+    result = ToolsListResult(status="ok")
+    try:
+        server.spawn()
+    except OSError as exc:
+        server.close_stderr()
+        return ToolsListResult(status="unavailable", reason=f"cannot spawn: {exc}")
+    try:
+        server.open(time.perf_counter() + 30.0)
+        deadline = time.perf_counter() + timeout
+        request_id = OPENING_ID + 1
+
+        def list_all() -> list[bytes]:
+            """One whole listing: the first page, then every ``nextCursor`` (a client does the same)."""
+            nonlocal request_id
+            pages, cursor = [], None
+            while True:
+                server.send(_list_request(request_id, cursor))
+                pages.append(_await_response(server, request_id, deadline))
+                request_id += 1
+                cursor = _next_cursor(pages[-1])
+                if cursor is None:
+                    return pages
+
+        for _ in range(warmup):
+            list_all()
+        pages = list_all()
+        tools: list[Any] = []
+        for page in pages:
+            listed = orjson.loads(page).get("result", {}).get("tools")
+            if not isinstance(listed, list):
+                raise BenchError(f"tools/list gave no tools: {page[:200]!r}")
+            tools += listed
+        result.tool_count = len(tools)
+        result.pages = len(pages)
+        result.response_bytes = sum(len(page) for page in pages)
+        cpu_before = read_cpu_seconds(server.pid)
+        start = time.perf_counter()
+        for _ in range(calls):
+            list_all()
+        result.seconds = time.perf_counter() - start
+        result.server_cpu_seconds = read_cpu_seconds(server.pid) - cpu_before
+        result.calls = calls
+    except (BenchError, OSError, ValueError) as exc:
+        result.status = "failed"
+        result.reason = f"{exc}; stderr: {server.stderr_tail()[-300:]}"
+    finally:
+        server.shutdown()
+        server.close_stderr()
+    return result
+
+
+# -- import time ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportTimeResult:
+    status: Status
+    statement: str
+    runs_ms: list[float] = field(default_factory=list)
+    reason: str | None = None
+
+    @property
+    def median_ms(self) -> float | None:
+        return statistics.median(self.runs_ms) if self.runs_ms else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "statement": self.statement,
+            "runs_ms": self.runs_ms,
+            "median_ms": self.median_ms,
+            "reason": self.reason,
+        }
+
+
+_MARK = b"@@bench-import-statement@@"
+
+
+def statement_import_us(stderr: bytes) -> int | None:
+    """Cumulative µs of the imports after the marker: the sum over the top-level lines of
+    ``-X importtime`` (those not nested under another import: one space after the last ``|``)."""
+    _, marked, after = stderr.partition(_MARK)
+    if not marked:
+        return None
+    total = 0
+    for line in after.splitlines():
+        match = _IMPORTTIME_LINE.match(line)
+        if match and not match.group(3):
+            total += int(match.group(2))
+    return total
+
+
+def import_time(statement: str, runs: int, *, python: str = sys.executable, cwd: Path) -> ImportTimeResult:
+    """What ``statement`` costs in imports, per fresh interpreter, from ``-X importtime``.
+
+    The interpreter's own start-up imports are left out: a marker written to stderr just before
+    the statement separates them. A lazy package is charged for whatever the statement pulls in
+    (``from jsonrpc_mcp import Server`` loads more than ``import jsonrpc_mcp``)."""
+    result = ImportTimeResult(status="ok", statement=statement)
+    code = f"import sys; sys.stderr.buffer.write({_MARK!r} + b'\\n'); sys.stderr.flush(); {statement}"
+    for _ in range(runs):
+        done = subprocess.run(
+            [python, "-X", "importtime", "-c", code], capture_output=True, cwd=cwd, timeout=60, check=False
+        )
+        cumulative = statement_import_us(done.stderr)
+        if done.returncode != 0 or cumulative is None:
+            result.status = "failed"
+            result.reason = f"exit {done.returncode}: {done.stderr[-300:].decode(errors='replace')}"
+            return result
+        result.runs_ms.append(cumulative / 1000)
+    return result
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+
+@dataclass
+class MemoryResult:
+    status: Status
+    what: str  # "calls" or "sessions"
+    points: list[tuple[int, float]] = field(default_factory=list)  # (count, RSS MiB)
+    seconds: float = 0.0
+    reason: str | None = None
+
+    @property
+    def delta_mib(self) -> float | None:
+        return self.points[-1][1] - self.points[0][1] if len(self.points) >= 2 else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "what": self.what,
+            "rss_mib": {str(count): rss for count, rss in self.points},
+            "delta_mib": self.delta_mib,
+            "seconds": self.seconds,
+            "reason": self.reason,
+        }
+
+
+def memory_stdio(
+    argv: Sequence[str],
+    checkpoints: Sequence[int],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    inflight: int = 32,
+    era: Era = "handshake",
+    timeout: float = 300.0,
+) -> MemoryResult:
+    """One process of ``argv`` serves echo calls; its RSS after each checkpoint's count of calls."""
+    server = StdioServer(argv, cwd=cwd, env=env, era=era)
+    result = MemoryResult(status="ok", what="calls")
+    try:
+        server.spawn()
+    except OSError as exc:
+        server.close_stderr()
+        return MemoryResult(status="unavailable", what="calls", reason=f"cannot spawn: {exc}")
+    ids = _Ids(era)
+    done = 0
+    start = time.perf_counter()
+    try:
+        server.open(start + 30.0)
+        deadline = start + timeout
+        for checkpoint in sorted(checkpoints):
+            while done < checkpoint:
+                batch = min(checkpoint - done, 10_000)  # encoded in slices: the client stays small
+                tally = server.pipelined(ids.take(batch), inflight, deadline)
+                if tally.errors:
+                    raise BenchError(f"{tally.errors} errors, first: {tally.first_error}")
+                done += batch
+            result.points.append((checkpoint, read_rss_kib(server.pid) / 1024))
+    except (BenchError, OSError) as exc:
+        result.status = "failed"
+        result.reason = f"after {done} calls: {exc}"
+    finally:
+        result.seconds = time.perf_counter() - start
+        server.shutdown()
+        server.close_stderr()
+    return result
+
+
+def _delete(port: int, session_id: bytes, protocol_version: bytes) -> bytes:
+    return (
+        b"DELETE %s HTTP/1.1\r\nHost: %s:%d\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n"
+        b"Content-Length: 0\r\n\r\n" % (PATH.encode(), HOST.encode(), port, session_id, protocol_version)
+    )
+
+
+def memory_http_sessions(
+    argv: Sequence[str],
+    checkpoints: Sequence[int],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float = 300.0,
+) -> MemoryResult:
+    """One HTTP server sees sessions opened (``initialize``) and closed (``DELETE``), one at a time."""
+    server = HttpServer(argv, cwd=cwd, env=env, era="handshake")
+    result = MemoryResult(status="ok", what="sessions")
+    try:
+        server.spawn()
+    except OSError as exc:
+        server.close_output()
+        return MemoryResult(status="unavailable", what="sessions", reason=f"cannot spawn: {exc}")
+    opened = 0
+    start = time.perf_counter()
+    initialize = encode_post(server.port, INITIALIZE_REQUEST, None, None)
+    try:
+        connection: Connection = server.wait_for_port(start + 30.0)
+        deadline = start + timeout
+        for checkpoint in sorted(checkpoints):
+            while opened < checkpoint:
+                response = connection.roundtrip(initialize)
+                session_id = response.headers.get(b"mcp-session-id")
+                if response.status != 200 or session_id is None:
+                    raise BenchError(f"initialize: HTTP {response.status}, session id {session_id!r}")
+                version = orjson.loads(response.body)["result"]["protocolVersion"].encode()
+                closed = connection.roundtrip(_delete(server.port, session_id, version))
+                if closed.status not in (200, 202, 204):
+                    raise BenchError(f"DELETE: HTTP {closed.status}: {closed.body[:200]!r}")
+                opened += 1
+                if time.perf_counter() > deadline:
+                    raise BenchError("timed out")
+            result.points.append((checkpoint, tree_rss_kib(server.pid) / 1024))
+    except (BenchError, OSError, ValueError, KeyError) as exc:
+        result.status = "failed"
+        result.reason = f"after {opened} sessions: {exc}; output: {server.output_tail()[-300:]}"
+    finally:
+        result.seconds = time.perf_counter() - start
+        server.shutdown()
+        server.close_output()
+    return result
