@@ -25,19 +25,24 @@ token ``v1.<base64url(JSON claims)>.<base64url(HMAC-SHA256)>`` binds the method,
 request's params (without ``inputResponses``, ``requestState`` and ``_meta``) and an expiry. A token
 that was altered, sealed under another key, expired, or issued for another method or other params
 is refused with -32602. The key is ``Server(state_key=...)``, else the ``JSONRPC_MCP_STATE_KEY``
-environment variable, else random per process, so servers sharing retries (several workers behind
-one endpoint) must share a key. The claims are signed, not encrypted: the client can read the
-answers it gave.
+environment variable, else a per-user key file (:func:`state_key_file`, created on first use with
+mode 0600), so that a retry also works on a fresh process of the same server (a restarted stdio
+server, another worker on the machine); only if that file cannot be used is the key random per
+process. Servers on different machines sharing retries must share a key. The claims are signed,
+not encrypted: the client can read the answers it gave.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import json
+import logging
 import os
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -65,6 +70,7 @@ MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 INPUT_METHODS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 
 STATE_KEY_ENV = "JSONRPC_MCP_STATE_KEY"
+STATE_FILE_ENV = "JSONRPC_MCP_STATE_FILE"
 DEFAULT_STATE_TTL = 600.0
 MIN_KEY_BYTES = 16
 
@@ -129,6 +135,60 @@ def question_digest(method: str, params: Any) -> str:
     return _b64(hashlib.sha256(_canonical([method, params])).digest()[:12])
 
 
+logger = logging.getLogger("jsonrpc_mcp.server")
+
+
+def state_key_file() -> str | None:
+    """Where the per-user request-state key lives: ``$JSONRPC_MCP_STATE_FILE`` (empty: nowhere, the
+    key is then random per process), else ``$XDG_STATE_HOME/jsonrpc-mcp/request-state.key``
+    (``~/.local/state/...`` without ``XDG_STATE_HOME``)."""
+    configured = os.environ.get(STATE_FILE_ENV)
+    if configured is not None:
+        return configured or None
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "jsonrpc-mcp", "request-state.key")
+
+
+def _file_key(path: str) -> bytes:
+    """The key kept in ``path`` (hex text), made there first if there is none. Concurrent first
+    uses agree: the new key is written to a private temporary file that is then linked into
+    place, which fails for all but one writer, and the others read the winner's key."""
+    try:
+        with open(path, "rb") as existing:
+            return _key_bytes(existing.read().strip())
+    except FileNotFoundError:
+        pass
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    temporary = os.path.join(folder, f".request-state.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(secrets.token_hex(32).encode("ascii"))
+        with contextlib.suppress(FileExistsError):  # another process made it first: theirs counts
+            os.link(temporary, path)
+    finally:
+        os.unlink(temporary)
+    with open(path, "rb") as made:
+        return _key_bytes(made.read().strip())
+
+
+def _default_key() -> bytes:
+    path = state_key_file()
+    if path is not None:
+        try:
+            return _file_key(path)
+        except (OSError, ValueError) as exc:
+            logger.warning(
+                "request-state key file %s unusable (%s): using a key of this process only, so "
+                "2026-07-28 retries reaching another process will be refused; set %s",
+                path,
+                exc,
+                STATE_KEY_ENV,
+            )
+    return os.urandom(32)
+
+
 def _key_bytes(key: bytes | str) -> bytes:
     if isinstance(key, str):
         key = key.encode("utf-8")
@@ -146,27 +206,34 @@ class RequestStateSealer:
     """Seals and opens ``requestState`` tokens under a server key (HMAC-SHA256), with an expiry.
 
     ``keys``: the first seals, every one opens (rotate by prepending the new key, and drop the old
-    one after ``ttl``). ``clock`` (wall-clock seconds; workers share it) may be replaced in tests.
+    one after ``ttl``); None: the per-user default key (:func:`state_key_file`). ``clock`` (wall-clock seconds; workers share it) may be replaced in tests.
     """
 
-    def __init__(self, keys: Sequence[bytes | str], *, ttl: float = DEFAULT_STATE_TTL) -> None:
-        if not keys:
+    def __init__(self, keys: Sequence[bytes | str] | None, *, ttl: float = DEFAULT_STATE_TTL) -> None:
+        if keys is not None and not keys:
             raise ValueError("a request-state sealer needs at least one key")
         if not ttl > 0:
             raise ValueError(f"state_ttl must be a positive number of seconds, got {ttl!r}")
-        self._keys = [_key_bytes(k) for k in keys]
+        # None: the default key, looked up when first needed (a file: see state_key_file)
+        self._given = None if keys is None else [_key_bytes(k) for k in keys]
         self.ttl = ttl
         self.clock: Callable[[], float] = time.time
+
+    @property
+    def _keys(self) -> list[bytes]:
+        if self._given is None:
+            self._given = [_default_key()]
+        return self._given
 
     @classmethod
     def create(
         cls, state_key: bytes | str | Sequence[bytes | str] | None = None, *, ttl: float = DEFAULT_STATE_TTL
     ) -> RequestStateSealer:
         """The sealer for ``Server(state_key=..., state_ttl=...)``: the given key(s), else the key in
-        ``$JSONRPC_MCP_STATE_KEY``, else a random key held by this process only."""
+        ``$JSONRPC_MCP_STATE_KEY``, else the per-user key file (read when first needed)."""
         if state_key is None:
             from_env = os.environ.get(STATE_KEY_ENV)
-            keys: list[bytes | str] = [from_env] if from_env else [os.urandom(32)]
+            keys: list[bytes | str] | None = [from_env] if from_env else None
         elif isinstance(state_key, (bytes, bytearray, str)):
             keys = [state_key]
         else:

@@ -61,9 +61,10 @@ class Server:
 
     Multi round-trip requests (2026-07-28): the ``requestState`` a client echoes is sealed with
     HMAC-SHA256 under ``state_key`` (bytes or str of at least 16 bytes, or a list whose first key
-    seals and every key opens), else ``$JSONRPC_MCP_STATE_KEY``, else a random per-process key; it
-    expires after ``state_ttl`` seconds. Processes that may see each other's retries (HTTP workers
-    behind one endpoint) need the same key.
+    seals and every key opens), else ``$JSONRPC_MCP_STATE_KEY``, else a per-user key file
+    (``$JSONRPC_MCP_STATE_FILE``, default ``~/.local/state/jsonrpc-mcp/request-state.key``, made on
+    first use), so a retry also works on a fresh process; it expires after ``state_ttl`` seconds.
+    Processes on different machines that may see each other's retries need the same key.
     """
 
     def __init__(

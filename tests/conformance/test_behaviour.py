@@ -59,9 +59,8 @@ async def test_everything_in_process_passes_every_behaviour_fixture_without_skip
     assert skipped == DUAL_ERA_SKIPS
 
 
-async def test_everything_over_stdio_passes_every_behaviour_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
-    # D17 retries in a new process: both processes must seal requestState under one key
-    monkeypatch.setenv("JSONRPC_MCP_STATE_KEY", "conformance-" + "0123456789abcdef" * 4)
+async def test_everything_over_stdio_passes_every_behaviour_fixture() -> None:
+    # D17 retries in a new process: both seal requestState under the per-user key file's key
     command = [
         sys.executable,
         "-m",

@@ -44,11 +44,8 @@ def _cli(args: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_everything_over_stdio_passes_and_writes_json_and_junit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # D17 retries an MRTR round in a new server process: the processes must share the requestState key
-    monkeypatch.setenv("JSONRPC_MCP_STATE_KEY", "conformance-" + "0123456789abcdef" * 4)
+def test_everything_over_stdio_passes_and_writes_json_and_junit(tmp_path: Path) -> None:
+    # D17 retries an MRTR round in a new server process: both read the per-user key file
     report, junit = tmp_path / "r.json", tmp_path / "r.xml"
     code, text = _cli(
         [

@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from jsonrpc_mcp.server.mrtr import STATE_KEY_ENV
+from jsonrpc_mcp.server.mrtr import STATE_FILE_ENV, STATE_KEY_ENV
 
 pytestmark = pytest.mark.anyio
 
@@ -158,8 +158,15 @@ async def test_a_retry_is_served_by_another_process_sharing_the_key() -> None:  
     assert _text(result) == "Hello, Ada!"
 
 
-async def test_without_a_shared_key_another_process_refuses_the_retry() -> None:
-    error = await _round_one_then_retry_elsewhere({}, {})
+async def test_without_a_key_processes_share_the_per_user_key_file() -> None:  # D17 by default
+    result = await _round_one_then_retry_elsewhere({}, {})
+    assert isinstance(result, types.CallToolResult)
+    assert _text(result) == "Hello, Ada!"
+
+
+async def test_without_any_shared_key_another_process_refuses_the_retry() -> None:
+    own = {STATE_FILE_ENV: ""}  # no key file: each process draws its own key
+    error = await _round_one_then_retry_elsewhere(own, own)
     assert isinstance(error, MCPError)
     assert error.error.code == -32602
     assert "requestState failed verification" in error.error.message

@@ -5,13 +5,20 @@ MRTR security, §10 D17, D18)."""
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from jsonrpc_mcp import Server
-from jsonrpc_mcp.server.mrtr import STATE_KEY_ENV, RequestStateSealer
+from jsonrpc_mcp.server.mrtr import (
+    STATE_FILE_ENV,
+    STATE_KEY_ENV,
+    RequestStateSealer,
+    _file_key,
+    state_key_file,
+)
 from jsonrpc_mcp.testing import connect_raw
 
 from .mrtr_server import STATE_KEY, build_server
@@ -223,11 +230,62 @@ async def test_a_server_with_another_key_refuses_the_state() -> None:
     _refused(response, "tampered")
 
 
-async def test_without_a_key_each_server_has_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_a_key_servers_share_the_per_user_key_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv(STATE_KEY_ENV, raising=False)
+    key_file = tmp_path / "state" / "request-state.key"
+    monkeypatch.setenv(STATE_FILE_ENV, str(key_file))
+    state = await _first_state(build_server(state_key=None))
+    response = await _retry(build_server(state_key=None), state)  # as a restarted server would
+    assert text_of(response["result"]) == "Hello, Ada!"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert len(bytes.fromhex(key_file.read_text())) == 32
+
+
+async def test_a_server_made_before_the_key_file_existed_reads_it_when_first_needed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(STATE_KEY_ENV, raising=False)
+    key_file = tmp_path / "request-state.key"
+    monkeypatch.setenv(STATE_FILE_ENV, str(key_file))
+    idle = build_server(state_key=None)
+    assert not key_file.exists()  # making a server touches no file
+    state = await _first_state(build_server(state_key=None))
+    assert key_file.exists()
+    response = await _retry(idle, state)
+    assert text_of(response["result"]) == "Hello, Ada!"
+
+
+async def test_with_the_key_file_turned_off_each_server_has_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(STATE_KEY_ENV, raising=False)
+    monkeypatch.setenv(STATE_FILE_ENV, "")
     state = await _first_state(build_server(state_key=None))
     response = await _retry(build_server(state_key=None), state)
     _refused(response, "tampered")
+
+
+async def test_an_unusable_key_file_falls_back_to_a_key_of_this_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv(STATE_KEY_ENV, raising=False)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the key's folder should be")
+    monkeypatch.setenv(STATE_FILE_ENV, str(blocker / "request-state.key"))
+    server = build_server(state_key=None)
+    state = await _first_state(server)
+    assert text_of((await _retry(server, state))["result"]) == "Hello, Ada!"
+    assert any("request-state key file" in record.getMessage() for record in caplog.records)
+    _refused(await _retry(build_server(state_key=None), state), "tampered")
+
+
+def test_a_corrupt_key_file_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    key_file = tmp_path / "request-state.key"
+    key_file.write_text("short")
+    monkeypatch.setenv(STATE_FILE_ENV, str(key_file))
+    assert state_key_file() == str(key_file)
+    with pytest.raises(ValueError, match="at least"):
+        _file_key(str(key_file))
 
 
 async def test_the_key_may_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
