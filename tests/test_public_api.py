@@ -112,6 +112,8 @@ NOT_FOR_STDIO_SERVING = (
     "uvicorn",
     "h11",
     "argparse",
+    "ctypes",  # only to flush C stdio buffers, when C code outside the standard library is loaded
+    "anyio.from_thread",  # only worker threads reaching back to the loop need it
 )
 
 

@@ -202,6 +202,7 @@ class HttpSession:
 
     def __init__(self, app: McpHttpApp, session_id: str | None) -> None:
         self.id = session_id
+        self.id_header = session_id.encode() if session_id is not None else None  # Mcp-Session-Id value
         self.app = app
         self.mcp = ServerSession(app.server)
         self.store: EventStore | None = app.event_store_factory() if session_id is not None else None
@@ -471,6 +472,8 @@ class McpHttpApp:
         self._scope_type: type[anyio.CancelScope] | None = None  # anyio's CancelScope class on asyncio
         supported = [r.version for r in server.revisions]
         self._supported = {v: REVISIONS[v] for v in supported}
+        # by the raw MCP-Protocol-Version value (latin-1 is one-to-one: the same verdicts, no decoding)
+        self._supported_raw = {v.encode("latin-1"): REVISIONS[v] for v in supported}
 
     # -- ASGI entry point -------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -554,7 +557,7 @@ class McpHttpApp:
                 )
                 return
         self._reap_idle()
-        if path.rstrip("/") == self.path or path == self.path:
+        if path == self.path or path.rstrip("/") == self.path:
             if method == "POST":
                 await self._post(scope, receive, send)
             elif method == "GET":
@@ -619,10 +622,9 @@ class McpHttpApp:
         raw = _header(scope, VERSION_HEADER)
         if raw is None:
             return None, None
-        value = raw.decode("latin-1")
-        version = self._supported.get(value)
+        version = self._supported_raw.get(raw)
         if version is None:
-            return None, f"Bad Request: unsupported MCP-Protocol-Version {value!r}"
+            return None, f"Bad Request: unsupported MCP-Protocol-Version {raw.decode('latin-1')!r}"
         return version, None
 
     # -- POST -------------------------------------------------------------------------------------
@@ -667,12 +669,14 @@ class McpHttpApp:
         if type(message) is Invalid:
             await _respond(send, 400, codec.encode_error(None, message.error, omit_null_id=True))
             return
-        if self.server.speaks_modern and self._is_modern(scope, message):
+        raw_version = _header(scope, VERSION_HEADER)
+        version = self._supported_raw.get(raw_version) if raw_version is not None else None
+        if self.server.speaks_modern and self._is_modern(version, message):
             await self._post_modern(scope, receive, send, message)
             return
-        version, refused = self._header_revision(scope)
-        if refused is not None:
-            await _error(send, 400, _BAD_REQUEST, refused)
+        if raw_version is not None and version is None:
+            value = raw_version.decode("latin-1")
+            await _error(send, 400, _BAD_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {value!r}")
             return
         initialize = type(message) is Request and message.method == "initialize"
         if self.stateless:
@@ -707,8 +711,8 @@ class McpHttpApp:
         self, session: HttpSession, message: Incoming | list[Incoming], initialize: bool, send: Send
     ) -> None:
         extra: list[tuple[bytes, bytes]] = []
-        if session.id is not None:
-            extra.append((SESSION_HEADER, session.id.encode()))
+        if session.id_header is not None:
+            extra.append((SESSION_HEADER, session.id_header))
         channel = _PostChannel(self, session, send, extra)
         session.in_flight += 1
         try:
@@ -740,14 +744,16 @@ class McpHttpApp:
         raw = _header(scope, VERSION_HEADER)
         if raw is None:
             return False
-        revision = self._supported.get(raw.decode("latin-1"))
+        revision = self._supported_raw.get(raw)
         return revision is not None and not revision.has_handshake
 
-    def _is_modern(self, scope: Scope, message: Incoming | list[Incoming]) -> bool:
-        """Modern traffic: the header names a stateless revision, or the body's envelope names a
-        protocol version (whatever its value: an unsupported one is answered -32022), or the
-        method exists only in the stateless revisions."""
-        if self._modern_header(scope):
+    @staticmethod
+    def _is_modern(header_revision: Revision | None, message: Incoming | list[Incoming]) -> bool:
+        """Modern traffic: the header names a stateless revision (``header_revision``: the supported
+        revision MCP-Protocol-Version names), or the body's envelope names a protocol version
+        (whatever its value: an unsupported one is answered -32022), or the method exists only in
+        the stateless revisions."""
+        if header_revision is not None and not header_revision.has_handshake:
             return True
         t = type(message)
         if t is not Request and t is not Notification:
@@ -775,7 +781,7 @@ class McpHttpApp:
                 "Invalid Request: a client of the stateless protocol revisions sends no responses",
             )
             return
-        headers, repeated = mcp_headers(scope["headers"])
+        headers, repeated = mcp_headers(scope["headers"], _headers(scope))
         rid = message.id if type(message) is Request else None
         if repeated is not None:
             await _reject(

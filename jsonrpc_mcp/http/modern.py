@@ -57,6 +57,8 @@ MCP_METHOD = "mcp-method"
 MCP_NAME = "mcp-name"
 PARAM_PREFIX = "mcp-param-"
 _ROUTING = frozenset({VERSION, MCP_METHOD, MCP_NAME})
+# the routing headers as ASGI servers spell them (lower case): no decoding for the common case
+_KNOWN = {name.encode("latin-1"): name for name in _ROUTING}
 # method -> the params key Mcp-Name mirrors
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -65,9 +67,18 @@ _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
-def mcp_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[dict[str, bytes], str | None]:
+def mcp_headers(
+    headers: Iterable[tuple[bytes, bytes]], index: dict[bytes, bytes] | None = None
+) -> tuple[dict[str, bytes], str | None]:
     """The request's ``MCP-*`` headers (lower-cased name -> raw value), and the name of one that came
-    more than once (readers taking the first or the last copy would disagree), if any."""
+    more than once (readers taking the first or the last copy would disagree), if any.
+
+    ``index`` is ``dict(headers)`` when the caller has it: then the common case (each ``MCP-*`` header
+    once, spelled in lower case, only the routing ones) is decided without a loop over the headers."""
+    if index is not None:
+        known = _known_only(index, headers)
+        if known is not None:
+            return known, None
     found: dict[str, bytes] = {}
     repeated: str | None = None
     for raw_name, value in headers:
@@ -78,6 +89,26 @@ def mcp_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[dict[str, bytes
             repeated = name
         found[name] = bytes(value)
     return found, repeated
+
+
+def _known_only(index: dict[bytes, bytes], headers: Iterable[tuple[bytes, bytes]]) -> dict[str, bytes] | None:
+    """The ``MCP-*`` headers when every one of them is a routing header, once and in lower case (the
+    names are counted in one pass over their joined, lower-cased text); None otherwise."""
+    if not isinstance(headers, (list, tuple)) or len(index) != len(headers):
+        return None  # a name repeated exactly (or headers that cannot be counted)
+    try:
+        count = (b"\n" + b"\n".join(index).lower()).count(b"\nmcp-")
+    except TypeError:  # names that are not bytes: the loop decides
+        return None
+    found: dict[str, bytes] = {}
+    if count:
+        for raw_name, name in _KNOWN.items():
+            value = index.get(raw_name)
+            if value is not None:
+                found[name] = bytes(value)
+        if len(found) != count:  # an Mcp-Param-*, another MCP-* name, or one spelled in capitals
+            return None
+    return found
 
 
 def decode_value(raw: bytes) -> str | None:

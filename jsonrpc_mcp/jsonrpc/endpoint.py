@@ -17,6 +17,11 @@ One reader loop (:meth:`Endpoint.run`) takes framed messages from the transport 
   belongs to that task) and a new task takes over reading. So at most one request runs in a reading
   task, and reading never waits for a handler. To stay fair, the reader yields to the event loop
   after a run of requests answered inline. On other backends every request gets a task of its own.
+  A stream that can (stdio, see ``FdStream.serve_inline``) goes one step further: while the reading
+  task waits for input, the stream's read callback offers it each new line, running as that task,
+  and a request is started there (:meth:`Endpoint._offered`), with no wake-up of the reading task
+  at all. A request that waits there is handed to the reading task (the host of its cancel scope)
+  by making its ``receive()`` raise :class:`_Adopt`, and a new reading task reads on.
 * A **batch** is split: notifications and responses inline, then one task runs its requests
   concurrently and writes a single array with their answers.
 
@@ -255,6 +260,23 @@ def _resume(
                 return
 
 
+class _Adopt(Exception):
+    """Raised in a reading task's ``receive()``: go on running this request that started inline."""
+
+    def __init__(self, coro: Coroutine[Any, Any, None], ctx: contextvars.Context, first: Any) -> None:
+        super().__init__()
+        self.coro = coro
+        self.ctx = ctx
+        self.first = first
+
+    def abandon(self) -> None:
+        """The reading task was cancelled before it took the request over: cancel the request too."""
+        with contextlib.suppress(BaseException):
+            self.ctx.run(self.coro.throw, asyncio.CancelledError())
+        with contextlib.suppress(BaseException):
+            self.coro.close()
+
+
 class CancelSpec:
     """How cancellation is spelled on this connection: the notification's method and id key."""
 
@@ -297,6 +319,8 @@ class Endpoint:
         self._read_done: anyio.Event | None = None  # set when reading ended (the stream or an error)
         self._read_error: BaseException | None = None
         self._scope_type: type[anyio.CancelScope] | None = None
+        self._inline_stream: Any = None  # a stream that offers lines from its read callback
+        self._adopting: dict[asyncio.Task[Any], _Adopt] = {}  # requests handed to a parked reader
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -324,6 +348,9 @@ class Endpoint:
                     if tasks.inline:
                         # reading moves from task to task (see the module docstring): wait for its end
                         done = self._read_done = anyio.Event()
+                        serve_inline = getattr(self._stream, "serve_inline", None)
+                        if serve_inline is not None and serve_inline(self._offered):
+                            self._inline_stream = self._stream
                         tasks.spawn(self._reader)
                         await done.wait()
                         if self._read_error is not None:
@@ -331,6 +358,9 @@ class Endpoint:
                     else:
                         await self._read_loop()
                 finally:
+                    if self._inline_stream is not None:
+                        self._inline_stream.serve_inline(None)
+                        self._inline_stream = None
                     tg.cancel_scope.cancel()
                     await tasks.cancel_all()
         finally:
@@ -474,6 +504,21 @@ class Endpoint:
                 continue
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return True
+            except _Adopt as adopt:  # a request that started in the read callback waits: serve it on
+                self._adopting.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
+                try:
+                    await _resume(adopt.coro, adopt.ctx, adopt.first)
+                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # what a request task would have died of
+                    logger.error("request task failed", exc_info=exc)
+                return False
+            except asyncio.CancelledError:
+                if self._adopting:
+                    orphan = self._adopting.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
+                    if orphan is not None:
+                        orphan.abandon()
+                raise
             message = codec.decode(data)
             t = type(message)
             if t is Request and inline and message.method not in ordered:  # type: ignore[union-attr]
@@ -512,6 +557,38 @@ class Endpoint:
                 await self._handle_batch(message)  # type: ignore[arg-type]
             else:
                 await self._handle(message)  # type: ignore[arg-type]
+
+    def _offered(self, line: bytes) -> bool:
+        """A line offered from the stream's read callback, as the parked reading task: start it
+        if it is a request that may start inline (see the module docstring); False leaves it to
+        the reading task."""
+        message = codec.decode(line)
+        if type(message) is not Request or message.method in self.dispatcher.ordered_methods:
+            return False
+        request: Request = message
+        scope = self._new_scope()
+        if not self._peer.start_incoming(request.id, scope):
+            return False  # the reading task refuses it
+        coro = self._serve_one(request, scope)
+        ctx = contextvars.copy_context()
+        try:
+            suspended_on = ctx.run(coro.send, None)
+        except StopIteration:  # answered
+            return True
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # what a request task would have died of
+            if not isinstance(exc, asyncio.CancelledError):
+                logger.error("request task failed", exc_info=exc)
+            return True
+        # The handler waits: the parked reading task takes it over, a new one reads on.
+        adopt = _Adopt(coro, ctx, suspended_on)
+        task = asyncio.current_task()
+        assert task is not None and self._tasks is not None
+        self._adopting[task] = adopt
+        self._tasks.spawn(self._reader)
+        self._inline_stream.interrupt(adopt)
+        return True
 
     async def _handle(self, message: Incoming) -> None:
         t = type(message)

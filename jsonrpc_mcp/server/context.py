@@ -36,7 +36,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
 
 from ..content import fit_all, for_revision, is_content_block
 from ..errors import CapabilityError, ClientError
@@ -478,6 +477,8 @@ class Context:
 
     def _flush_from_thread(self) -> None:
         """From a worker thread: have the loop drain the outbox, and wait for it (keeps the order)."""
+        import anyio.from_thread  # here: only threads need it (it is not on the serving path)
+
         try:
             try:
                 anyio.from_thread.run(self._flush)

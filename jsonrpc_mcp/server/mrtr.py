@@ -206,7 +206,8 @@ class RequestStateSealer:
     """Seals and opens ``requestState`` tokens under a server key (HMAC-SHA256), with an expiry.
 
     ``keys``: the first seals, every one opens (rotate by prepending the new key, and drop the old
-    one after ``ttl``); None: the per-user default key (:func:`state_key_file`). ``clock`` (wall-clock seconds; workers share it) may be replaced in tests.
+    one after ``ttl``); None: the per-user default key (:func:`state_key_file`). ``clock`` (wall-clock
+    seconds; workers share it) may be replaced in tests.
     """
 
     def __init__(self, keys: Sequence[bytes | str] | None, *, ttl: float = DEFAULT_STATE_TTL) -> None:
@@ -315,9 +316,11 @@ class Exchange:
     @classmethod
     def start(cls, sealer: RequestStateSealer, method: str, params: dict[str, Any]) -> Exchange:
         """Read a round's ``requestState`` (verified) and ``inputResponses``; -32602 if unusable."""
-        digest: str | None = None
         state = params.get("requestState")
         responses = params.get("inputResponses")
+        if state is None and responses is None:  # a first round (most requests): nothing to read
+            return cls(method, params, None, {}, retried=False)
+        digest: str | None = None
         if responses is not None and type(responses) is not dict:
             raise InvalidParams("Invalid params: 'inputResponses' must be an object")
         known: dict[str, tuple[str, Any]] = {}

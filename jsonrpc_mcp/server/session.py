@@ -29,7 +29,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 
 from ..errors import CapabilityError, ResourceNotFound
@@ -226,6 +225,8 @@ class ServerSession:
         """A registry changed (from any thread): schedule the matching list_changed notification."""
         if threading.get_ident() != self._thread:
             if self._token is not None:
+                import anyio.from_thread  # here: only threads need it (it is not on the serving path)
+
                 try:
                     anyio.from_thread.run_sync(self.list_changed, kind, token=self._token)
                 except Exception:  # the loop is gone: nobody to notify

@@ -35,7 +35,6 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 
 from ..jsonrpc.endpoint import RequestContext
@@ -146,6 +145,8 @@ class Listener:
         if threading.get_ident() == self._thread:
             fn(*args)
             return
+        import anyio.from_thread  # here: only threads need it (it is not on the serving path)
+
         try:
             anyio.from_thread.run_sync(fn, *args, token=self._token)
         except Exception:  # the loop is gone: the subscription is over anyway

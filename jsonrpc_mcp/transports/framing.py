@@ -82,3 +82,7 @@ class LineBuffer:
         if type(item) is not bytes:
             raise item  # type: ignore[misc]
         return item
+
+    def unpop(self, item: bytes | FrameTooLarge) -> None:
+        """Put back what :meth:`pop` just returned (or raised), to be popped again first."""
+        self._ready.appendleft(item)

@@ -11,6 +11,12 @@ buffer (a client keeping several requests in flight) is held back, and the messa
 out in one write when the reader has worked through the buffer (before it waits for input), or at
 the latest on the event loop's next turn. A message sent while nothing waits is written at once.
 
+Serving from the read callback (asyncio): a consumer registered with :meth:`FdStream.serve_inline`
+is offered each complete line straight from the event loop's read callback while a ``receive()``
+waits, running as the waiting task (see :meth:`FdStream._offer`). A consumer that takes the line
+answers it there and then, so a sequential request costs one event-loop turn rather than two (the
+callback, then the waiting task's wake-up) and no future.
+
 Client side (:func:`spawn_stdio`): starts the server as a subprocess and on exit shuts it down the
 way the MCP specification says: close its stdin, wait, SIGTERM, wait, SIGKILL.
 """
@@ -24,7 +30,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import anyio
@@ -32,6 +38,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import Process
 
+from .base import FrameTooLarge
 from .framing import DEFAULT_MAX_LINE, LineBuffer
 
 __all__ = ["FdStream", "ProcessStream", "protected_stdout", "shutdown_process", "spawn_stdio", "stdio_server"]
@@ -41,6 +48,16 @@ logger = logging.getLogger("jsonrpc_mcp.transports")
 _CHUNK = 256 * 1024
 _MAX_PENDING = 1024  # lines read ahead before reading pauses
 _HOLD_LIMIT = 64 * 1024  # bytes of output held back for one write, at most
+_OFFER_BURST = 32  # lines offered to the consumer per read callback before the waiting task takes over
+
+# What makes a callback run "as" a task (asyncio.current_task() answers it, so anyio cancel scopes
+# work): private asyncio API, present since 3.7. Without it, lines are not served from the callback.
+_enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_enter_task", None
+)
+_leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_leave_task", None
+)
 
 
 def _pollable(fd: int) -> bool:
@@ -67,6 +84,8 @@ class FdStream:
         self._loop = _asyncio_loop()
         self._reading = False
         self._waiter: asyncio.Future[None] | None = None
+        self._parked: asyncio.Task[Any] | None = None  # the task waiting in receive()
+        self._consumer: Callable[[bytes], bool] | None = None
         self._buffer = bytearray(_CHUNK)
         self._view = memoryview(self._buffer)
         self._w_async = self._make_nonblocking(write_fd)
@@ -82,6 +101,28 @@ class FdStream:
         os.set_blocking(fd, False)
         self._restore.append((fd, was_blocking))
         return True
+
+    def serve_inline(self, consumer: Callable[[bytes], bool] | None) -> bool:
+        """Offer lines to ``consumer`` from the read callback while a ``receive()`` waits.
+
+        ``consumer(line)`` runs as the task waiting in ``receive()`` and returns True when it took
+        the line, False to leave it (and what follows) to ``receive()``; it must not wait. It may
+        call :meth:`interrupt`. Returns False (and does nothing) where this is not possible. None
+        stops the offers.
+        """
+        if consumer is None:
+            self._consumer = None
+            return True
+        if self._loop is None or not self._r_async or _enter_task is None or _leave_task is None:
+            return False
+        self._consumer = consumer
+        return True
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Make the ``receive()`` that waits raise ``exc`` (from a consumer, see :meth:`serve_inline`)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
 
     async def receive(self) -> bytes:
         lines = self._lines
@@ -117,10 +158,14 @@ class FdStream:
             loop.add_reader(self._rfd, self._on_readable)
             self._reading = True
         waiter = self._waiter = loop.create_future()
+        if self._consumer is not None:
+            self._parked = asyncio.current_task()
         try:
             await waiter
         finally:
-            self._waiter = None
+            if self._waiter is waiter:
+                self._waiter = None
+                self._parked = None
 
     def _on_readable(self) -> None:
         try:
@@ -135,11 +180,70 @@ class FdStream:
         else:
             self._eof = True
             self._lines.feed_eof()
-        if not n or self._lines.pending > _MAX_PENDING:
-            self._stop_reading()
         waiter = self._waiter
         if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+            parked = self._parked
+            if parked is not None and n and self._lines.pending:
+                self._offer(waiter, parked)  # may interrupt the waiter
+            if not waiter.done() and (self._lines.pending or self._eof):
+                waiter.set_result(None)
+        if not n or self._lines.pending > _MAX_PENDING:
+            self._stop_reading()
+
+    def _offer(self, waiter: asyncio.Future[None], parked: asyncio.Task[Any]) -> None:
+        """Offer complete lines to the consumer, as the task ``parked`` waiting in receive().
+
+        The task is suspended on ``waiter``, so nothing else runs as it: entering it for the length
+        of a synchronous call is what asyncio itself does around each step of a task. A consumer that
+        declines a line (or a size error) leaves it first in the buffer, for receive() to return.
+        """
+        consumer = self._consumer
+        loop = self._loop
+        assert consumer is not None and loop is not None
+        assert _enter_task is not None and _leave_task is not None
+        lines = self._lines
+        _enter_task(loop, parked)
+        try:
+            for _ in range(_OFFER_BURST):
+                try:
+                    line = lines.pop()
+                except FrameTooLarge as exc:
+                    lines.unpop(exc)
+                    break
+                if line is None:
+                    break
+                if not consumer(line):
+                    lines.unpop(line)
+                    break
+                if waiter.done():
+                    break
+        finally:
+            _leave_task(loop, parked)
+        if self._held is not None and not self._lock.locked():
+            self._flush_now()
+
+    def _flush_now(self) -> None:
+        """Write what is held back without waiting; a remainder stays held for the flush already due."""
+        held = self._held
+        assert held is not None
+        data = b"".join(held) if len(held) > 1 else held[0]
+        try:
+            written = os.write(self._wfd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:  # the pipe is gone: the next send reports it
+            if isinstance(exc, BrokenPipeError):
+                self._broken = True
+            logger.debug("writing held-back output failed: %r", exc)
+            self._held = None
+            self._held_size = 0
+            return
+        if written == len(data):
+            self._held = None
+            self._held_size = 0
+        else:
+            self._held = [data[written:]]
+            self._held_size = len(data) - written
 
     def _stop_reading(self) -> None:
         if self._reading and self._loop is not None:
@@ -256,12 +360,34 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
+def _c_output_possible() -> bool:
+    """Whether C code other than the standard library's (and orjson's) may have written to stdout:
+    ctypes or cffi is loaded, or an extension module from outside the standard library. Only then
+    is the C library's buffer worth flushing (importing ctypes to do it costs ~2 ms of cold start).
+    """
+    modules = sys.modules
+    if "_ctypes" in modules or "_cffi_backend" in modules:
+        return True
+    from importlib.machinery import ExtensionFileLoader
+
+    stdlib = os.path.dirname(os.__file__)
+    for name, module in list(modules.items()):
+        spec = getattr(module, "__spec__", None)
+        if isinstance(getattr(spec, "loader", None), ExtensionFileLoader) and name != "orjson.orjson":
+            origin = getattr(spec, "origin", None) or ""
+            if not origin.startswith(stdlib) or "-packages" in origin:  # (site- or dist-packages)
+                return True
+    return False
+
+
 def _flush_c_stdio() -> None:
     """Flush the C library's stdio buffers (what a C extension wrote with ``printf``/``puts``).
 
     Such output is buffered inside libc when fd 1 is a pipe; left alone it would be written at
     process exit, after fd 1 points at the protocol pipe again.
     """
+    if not _c_output_possible():
+        return
     try:
         import ctypes
 
