@@ -95,6 +95,17 @@ def _schema_errors(value: Any, schema: Any) -> list[str]:
     ][:3]
 
 
+def _accepts_absence(pattern: Any) -> bool:
+    """Whether a member pattern is satisfied by the member being absent: ``{"$absent": true}``, or a
+    ``$one_of`` with such an alternative (one reading of an ambiguity: "no body at all")."""
+    if not isinstance(pattern, dict):
+        return False
+    if pattern.get("$absent") is True:
+        return True
+    alternatives = pattern.get("$one_of")
+    return isinstance(alternatives, list) and any(_accepts_absence(alt) for alt in alternatives)
+
+
 def match(
     actual: Any, pattern: Any, variables: Mapping[str, Any] | None = None, path: str = "$"
 ) -> list[str]:
@@ -118,7 +129,8 @@ def match(
                     problems.append(f"{where}: must be absent, got {_short(actual[key])}")
                 continue
             if key not in actual:
-                problems.append(f"{where}: missing")
+                if not _accepts_absence(sub):
+                    problems.append(f"{where}: missing")
                 continue
             problems.extend(match(actual[key], sub, variables, where))
         return problems

@@ -98,10 +98,17 @@ def test_every_fixture_applies_to_known_revisions_and_cites_a_page() -> None:
         ([1] * 101, {"$len": {"max": 100}}),
         ({"t": 5}, {"t": {"$schema": {"type": "integer", "maximum": 4}}}),
         ({"id": None}, {"id": {"$absent": True}}),
+        ({}, {"body": {"$one_of": [{"id": None}, {"id": {"$absent": True}}]}}),
     ],
 )
 def test_the_matcher_rejects(actual: Any, pattern: Any) -> None:
     assert match(actual, pattern)
+
+
+@pytest.mark.parametrize("actual", [{}, {"body": {"error": {"code": -32600}}}, {"body": {"id": None}}])
+def test_an_alternative_reading_may_be_that_the_member_is_absent(actual: dict[str, Any]) -> None:
+    pattern = {"body": {"$one_of": [{"$absent": True}, {"id": {"$absent": True}}, {"id": None}]}}
+    assert match(actual, pattern) == []
 
 
 def test_the_matcher_accepts_extra_members_and_operators_beside_members() -> None:
