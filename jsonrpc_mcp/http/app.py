@@ -25,7 +25,7 @@ Modern traffic (the stateless revisions, 2026-07-28 on) shares the endpoint: a P
 version, is served on its own: no ``Mcp-Session-Id`` is minted, echoed or required (one sent is
 ignored, as is ``Last-Event-ID``), and there are no event ids to resume from. Its metadata headers
 are checked against the body first (:mod:`.modern`: 400 and -32020 on any disagreement), then the
-request is handed straight to :func:`~jsonrpc_mcp.server.modern.serve_modern` under its own cancel
+request is handed straight to :func:`~jsonrpc_mcp.server.modern.serve_checked` under its own cancel
 scope, with a :class:`_ModernCall` as its outbound (no HTTP session, no JSON-RPC endpoint: the hot
 path of stateless serving builds one ServerSession and nothing else, and leaves no reference cycle
 for the GC). The lazy JSON-vs-SSE choice is the same as above, with three differences: closing the
@@ -60,7 +60,7 @@ from ..jsonrpc.endpoint import Endpoint, RequestContext
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..jsonrpc.messages import ErrorResponse, Incoming, Invalid, Notification, Request, Response
 from ..revisions import REVISIONS, Revision
-from ..server.modern import CLIENT_CAPABILITIES, MODERN_ONLY, PROTOCOL_VERSION, serve_modern
+from ..server.modern import CLIENT_CAPABILITIES, MODERN_ONLY, PROTOCOL_VERSION, serve_checked
 from ..server.server import MCP_CANCEL, Server
 from ..server.session import ServerSession, State
 from ..transports.http import security
@@ -116,8 +116,9 @@ def _headers(scope: Scope) -> dict[bytes, bytes]:
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
     """A request header's value (the last one, if repeated)."""
-    value = _headers(scope).get(name)
-    return None if value is None else bytes(value)
+    index: dict[bytes, bytes] | None = scope.get(_HEADERS_KEY)
+    value = (_headers(scope) if index is None else index).get(name)
+    return value if value is None or type(value) is bytes else bytes(value)
 
 
 async def _respond(
@@ -803,11 +804,8 @@ class McpHttpApp:
         params = request.params
         meta = params.get("_meta") if type(params) is dict else None
         version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
-        if (
-            type(meta) is not dict
-            or type(version) is not str
-            or type(meta.get(CLIENT_CAPABILITIES)) is not dict
-        ):
+        capabilities = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
+        if type(meta) is not dict or type(version) is not str or type(capabilities) is not dict:
             error = InvalidParams(
                 f"Invalid params: {request.method} needs params._meta with {PROTOCOL_VERSION!r} (a string) "
                 f"and {CLIENT_CAPABILITIES!r} (an object)"
@@ -826,11 +824,17 @@ class McpHttpApp:
                 send, 406, _BAD_REQUEST, "Not Acceptable: subscriptions/listen answers with text/event-stream"
             )
             return
-        await self._serve_modern(request, receive, send)
+        await self._serve_modern(request, receive, send, (version, capabilities, meta))
 
-    async def _serve_modern(self, request: Request, receive: Receive, send: Send) -> None:
+    async def _serve_modern(
+        self,
+        request: Request,
+        receive: Receive,
+        send: Send,
+        envelope: tuple[str, dict[str, Any], dict[str, Any]],
+    ) -> None:
         """Serve a modern request directly: no session, no endpoint, one ServerSession made from its
-        envelope (:func:`serve_modern`); answered as JSON with its status, or as the SSE stream its
+        envelope (:func:`serve_checked`); answered as JSON with its status, or as the SSE stream its
         handler opened."""
         channel = _PostChannel(self, None, send, [])
         listen = request.method == LISTEN
@@ -859,13 +863,13 @@ class McpHttpApp:
                     self._sweeping = loop
                     loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
                 try:
-                    answer, status = await self._run_modern(request, call)
+                    answer, status = await self._run_modern(request, call, envelope)
                 finally:
                     call.stop()
             else:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(call.watch)
-                    answer, status = await self._run_modern(request, call)
+                    answer, status = await self._run_modern(request, call, envelope)
                     tg.cancel_scope.cancel()
         finally:
             self._modern_posts.discard(call)
@@ -894,15 +898,19 @@ class McpHttpApp:
         else:
             self._sweeping = None  # the next modern request schedules a sweep
 
-    async def _run_modern(self, request: Request, call: _ModernCall) -> tuple[bytes | None, int]:
+    async def _run_modern(
+        self, request: Request, call: _ModernCall, envelope: tuple[str, dict[str, Any], dict[str, Any]]
+    ) -> tuple[bytes | None, int]:
         """Run the request under ``scope``: its encoded answer and HTTP status (an error gets the
-        status the revision assigns to its code); no answer when it was cancelled."""
+        status the revision assigns to its code); no answer when it was cancelled. ``envelope``:
+        the protocol version, client capabilities and ``_meta`` :meth:`_post_modern` checked."""
         answer: bytes | None = None
         status = 200
         scope = call.scope
         with scope:
             try:
-                result = await serve_modern(self.server, request, RequestContext(request, call, scope), call)
+                rc = RequestContext(request, call, scope)
+                result = await serve_checked(self.server, request, rc, call, *envelope)
             except JsonRpcError as exc:
                 answer = codec.encode_error(request.id, exc)
                 status = _MODERN_STATUS.get(exc.code, 200)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import weakref
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -91,24 +90,45 @@ def mcp_headers(
     return found, repeated
 
 
+# header names in order (one request's ``tuple(index)``) -> the (raw, lower-case) routing names to
+# read, or None when the loop must decide; clients send few distinct sets of names (a flood is not kept)
+_SHAPES: dict[tuple[bytes, ...], tuple[tuple[bytes, str], ...] | None] = {}
+
+
 def _known_only(index: dict[bytes, bytes], headers: Iterable[tuple[bytes, bytes]]) -> dict[str, bytes] | None:
-    """The ``MCP-*`` headers when every one of them is a routing header, once and in lower case (the
-    names are counted in one pass over their joined, lower-cased text); None otherwise."""
+    """The ``MCP-*`` headers when every one of them is a routing header, once and in lower case;
+    None otherwise. Decided once per set of header names (see :func:`_shape`)."""
     if not isinstance(headers, (list, tuple)) or len(index) != len(headers):
         return None  # a name repeated exactly (or headers that cannot be counted)
+    names = tuple(index)
     try:
-        count = (b"\n" + b"\n".join(index).lower()).count(b"\nmcp-")
+        plan = _SHAPES[names]
+    except KeyError:
+        plan = _shape(index)
+        if len(_SHAPES) < 256:
+            _SHAPES[names] = plan
     except TypeError:  # names that are not bytes: the loop decides
         return None
+    if plan is None:
+        return None
     found: dict[str, bytes] = {}
-    if count:
-        for raw_name, name in _KNOWN.items():
-            value = index.get(raw_name)
-            if value is not None:
-                found[name] = bytes(value)
-        if len(found) != count:  # an Mcp-Param-*, another MCP-* name, or one spelled in capitals
-            return None
+    for raw_name, name in plan:  # (a loop: cheaper than a comprehension for a few items)
+        value = index[raw_name]
+        found[name] = value if type(value) is bytes else bytes(value)
     return found
+
+
+def _shape(index: dict[bytes, bytes]) -> tuple[tuple[bytes, str], ...] | None:
+    """The routing headers among ``index``'s names when they are its only ``MCP-*`` names, each in
+    lower case (the names are counted in one pass over their joined, lower-cased text)."""
+    try:
+        count = (b"\n" + b"\n".join(index).lower()).count(b"\nmcp-")
+    except TypeError:
+        return None
+    plan = tuple((raw_name, name) for raw_name, name in _KNOWN.items() if raw_name in index)
+    if len(plan) != count:  # an Mcp-Param-*, another MCP-* name, or one spelled in capitals
+        return None
+    return plan
 
 
 def decode_value(raw: bytes) -> str | None:
@@ -130,11 +150,21 @@ def decode_value(raw: bytes) -> str | None:
         return None
 
 
+# (header value, body value) pairs known to match as the same plain visible ASCII text (methods,
+# versions, names: few distinct ones; long values and a flood are not kept)
+_PLAIN: set[tuple[bytes, str]] = set()
+
+
 def _compare(header: str, raw: bytes | None, expected: str) -> str | None:
     """Why a required header does not match ``expected``, or None when it does."""
     if raw is None:
         return f"Header mismatch: the {header} header is missing"
+    pair = (raw, expected)
+    if pair in _PLAIN:
+        return None
     if raw.isascii() and raw.decode("ascii") == expected and expected.isprintable() and expected[:2] != "=?":
+        if len(_PLAIN) < 512 and len(expected) <= 256:
+            _PLAIN.add(pair)
         return None  # the common case, decided at once: plain visible ASCII, the same text
     value = decode_value(raw)
     if value is None:
@@ -150,22 +180,33 @@ def check_request(request: Request, version: str, headers: dict[str, bytes], too
     ``version`` is the envelope's protocol version; ``tool`` the called tool (``tools/call`` of a
     registered tool), for its ``x-mcp-header`` parameters.
     """
-    problem = _compare("MCP-Protocol-Version", headers.get(VERSION), version)
-    if problem is None:
-        problem = _compare("Mcp-Method", headers.get(MCP_METHOD), request.method)
-    if problem is not None:
-        return problem
+    # a pair of values already seen to match as plain text is decided by one look-up (no call)
+    method = request.method
+    raw = headers.get(VERSION)
+    if raw is None or (raw, version) not in _PLAIN:
+        problem = _compare("MCP-Protocol-Version", raw, version)
+        if problem is not None:
+            return problem
+    raw = headers.get(MCP_METHOD)
+    if raw is None or (raw, method) not in _PLAIN:
+        problem = _compare("Mcp-Method", raw, method)
+        if problem is not None:
+            return problem
     params = request.params if type(request.params) is dict else {}
-    key = NAMED_BY.get(request.method)
+    key = NAMED_BY.get(method)
     if key is not None:
         named = params.get(key)
         if type(named) is str:  # otherwise the request is invalid, which its handler says (-32602)
-            problem = _compare("Mcp-Name", headers.get(MCP_NAME), named)
-            if problem is not None:
-                return problem
+            raw = headers.get(MCP_NAME)
+            if raw is None or (raw, named) not in _PLAIN:
+                problem = _compare("Mcp-Name", raw, named)
+                if problem is not None:
+                    return problem
     if tool is not None:
+        parameters = tool_parameters(tool)
         arguments = params.get("arguments")
-        return _check_parameters(tool_parameters(tool), arguments if type(arguments) is dict else {}, headers)
+        if parameters:  # (most tools have no x-mcp-header parameter: nothing to check)
+            return _check_parameters(parameters, arguments if type(arguments) is dict else {}, headers)
     return None
 
 
@@ -178,15 +219,14 @@ def check_notification(notification: Notification, headers: dict[str, bytes]) ->
 
 
 # -- x-mcp-header parameters -----------------------------------------------------------------------
-_PARAMETERS: weakref.WeakKeyDictionary[Tool, list[tuple[tuple[str, ...], str]]] = weakref.WeakKeyDictionary()
-
-
 def tool_parameters(tool: Tool) -> list[tuple[tuple[str, ...], str]]:
-    """:func:`header_parameters` of a tool's input schema (worked out once per registered tool)."""
-    found = _PARAMETERS.get(tool)
-    if found is None:
-        found = _PARAMETERS[tool] = header_parameters(tool.input_schema)
-    return found
+    """:func:`header_parameters` of a tool's input schema (worked out once per registered tool and
+    schema, kept on the tool)."""
+    schema = tool.input_schema
+    cached = tool.header_parameters
+    if cached is None or cached[0] is not schema:
+        cached = tool.header_parameters = (schema, header_parameters(schema))
+    return cached[1]
 
 
 def header_parameters(schema: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:

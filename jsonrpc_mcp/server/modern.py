@@ -23,6 +23,7 @@ asking for a capability the client did not declare in this request gets
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ __all__ = [
     "MissingClientCapability",
     "UnsupportedProtocolVersion",
     "is_modern",
+    "serve_checked",
     "serve_modern",
 ]
 
@@ -105,7 +107,8 @@ def is_modern(request: Request) -> bool:
     return request.method in MODERN_ONLY
 
 
-def _envelope(request: Request, server: Server) -> tuple[Revision, dict[str, Any], dict[str, Any]]:
+def _envelope(request: Request) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The envelope's protocol version, client capabilities and ``_meta`` (-32602 when missing)."""
     params = request.params
     meta = params.get("_meta") if type(params) is dict else None
     if type(meta) is not dict:
@@ -116,13 +119,7 @@ def _envelope(request: Request, server: Server) -> tuple[Revision, dict[str, Any
     capabilities = meta.get(CLIENT_CAPABILITIES)
     if type(capabilities) is not dict:
         raise InvalidParams(f"Invalid params: params._meta[{CLIENT_CAPABILITIES!r}] (an object) is required")
-    revision = server.modern_revision(version)
-    if revision is None:
-        supported = [r.version for r in server.revisions if not r.has_handshake]
-        raise UnsupportedProtocolVersion(
-            f"Unsupported protocol version {version!r}", {"supported": supported, "requested": version}
-        )
-    return revision, capabilities, meta
+    return version, capabilities, meta
 
 
 _session: ModuleType | None = None  # .session, which imports this module: imported on first use
@@ -136,33 +133,53 @@ def _import_session() -> ModuleType:
     return session
 
 
-async def serve_modern(
+def serve_modern(
     server: Server, request: Request, rc: RequestContext, outbound: Outbound | None
+) -> Coroutine[Any, Any, Any]:
+    """Serve one modern request from its envelope alone (await the result; a missing envelope field
+    raises -32602 at once). A plain function handing on :func:`serve_checked`'s coroutine: one
+    coroutine layer fewer per request."""
+    version, capabilities, meta = _envelope(request)
+    return serve_checked(server, request, rc, outbound, version, capabilities, meta)
+
+
+async def serve_checked(
+    server: Server,
+    request: Request,
+    rc: RequestContext,
+    outbound: Outbound | None,
+    version: str,
+    capabilities: dict[str, Any],
+    meta: dict[str, Any],
 ) -> Any:
-    """Serve one modern request from its envelope alone."""
-    api = _session or _import_session()
-    revision, capabilities, meta = _envelope(request, server)
+    """:func:`serve_modern` of a request whose envelope the caller already read (``meta`` is its
+    ``params._meta``, ``version`` a string, ``capabilities`` an object): the revision is checked
+    (-32022), the request served by a throwaway ready session and its result finished."""
+    revision = server.modern_revision(version)
+    if revision is None:
+        supported = [r.version for r in server.revisions if not r.has_handshake]
+        raise UnsupportedProtocolVersion(
+            f"Unsupported protocol version {version!r}", {"supported": supported, "requested": version}
+        )
     method = request.method
     if method in REMOVED:
         raise MethodNotFound(f"Method not found: {method} (not part of protocol revision {revision.version})")
-    session = api.ServerSession(server, outbound)
-    session.revision = revision
-    session.state = api.State.READY
-    session.client_capabilities = capabilities
-    info = meta.get(CLIENT_INFO)
-    session.client_info = info if type(info) is dict else {}
-    session.capabilities = server.capabilities(revision)
     level = meta.get(LOG_LEVEL)
     if level is None:
-        session.log_threshold = _NO_LOGS  # only a request that asks for logs gets them
+        threshold = _NO_LOGS  # only a request that asks for logs gets them
     elif isinstance(level, str) and level in LEVELS:
-        session.log_threshold = level_index(level)
+        threshold = level_index(level)
     else:
         raise InvalidParams(f"Invalid params: unknown log level {level!r}; use one of {', '.join(LEVELS)}")
-    if method not in MRTR_METHODS:
+    api = _session or _import_session()
+    info = meta.get(CLIENT_INFO)
+    session = api.ServerSession.ready(
+        server, outbound, revision, capabilities, info if type(info) is dict else {}, threshold
+    )
+    params = request.params if type(request.params) is dict else {}
+    if method not in MRTR_METHODS or _cannot_ask(server, method, params):
         result = await api.dispatch(session, request, rc)  # (its Context cannot ask the client anything)
         return finish(server, revision, method, result)
-    params = request.params if type(request.params) is dict else {}
     exchange = Exchange.start(server.request_state, method, params)
     token = current_exchange.set(exchange)
     try:
@@ -177,6 +194,19 @@ async def serve_modern(
     finally:
         current_exchange.reset(token)
     return finish(server, revision, method, result, cacheable=not exchange.retried)
+
+
+def _cannot_ask(server: Server, method: str, params: dict[str, Any]) -> bool:
+    """A first round (no ``requestState``, no ``inputResponses``) of a call of a tool that takes no
+    Context: nothing can ask the client anything, so there is no exchange to set up (one would stay
+    empty and unretried: the result is the same)."""
+    if method != "tools/call" or params.get("requestState") is not None:
+        return False
+    if params.get("inputResponses") is not None:
+        return False
+    name = params.get("name")
+    tool = server.tools.get(name) if type(name) is str else None
+    return tool is not None and tool.handler.context_param is None
 
 
 def finish(server: Server, revision: Revision, method: str, result: Any, *, cacheable: bool = True) -> Any:

@@ -172,6 +172,8 @@ class Tool:
         self.icons = icons
         self.meta = meta
         self.handler = _Handler(fn, spec)
+        # (input_schema, its x-mcp-header parameters): kept by jsonrpc_mcp.http.modern
+        self.header_parameters: tuple[dict[str, Any], list[tuple[tuple[str, ...], str]]] | None = None
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}

@@ -106,6 +106,7 @@ class Server:
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
             raise ValueError('cache_ttl_ms must be >= 0 and cache_scope "public" or "private"')
         self.revisions = revisions
+        self._modern_by_version: tuple[tuple[Revision, ...], dict[str, Revision]] | None = None
         # without a stateless revision, modern requests are just unknown traffic before initialize,
         # which is what tells a dual-era client to fall back to the handshake
         self.speaks_modern = any(not r.has_handshake for r in revisions)
@@ -308,10 +309,12 @@ class Server:
     # -- what the sessions ask ------------------------------------------------------------------------
     def modern_revision(self, version: str) -> Revision | None:
         """The stateless revision named ``version``, if this server serves it."""
-        for revision in self.revisions:
-            if revision.version == version and not revision.has_handshake:
-                return revision
-        return None
+        revisions = self.revisions
+        by_version = self._modern_by_version
+        if by_version is None or by_version[0] is not revisions:  # (re)built when revisions is replaced
+            table = {r.version: r for r in reversed(revisions) if not r.has_handshake}  # the first wins
+            by_version = self._modern_by_version = (revisions, table)
+        return by_version[1].get(version)
 
     def capabilities(self, revision: Revision) -> dict[str, Any]:
         """Server capabilities, derived from what is registered (remembered until that changes:
@@ -397,8 +400,12 @@ class Server:
     ) -> Any:
         """Run a tool whose arguments were validated; execution errors become ``isError`` results.
         ``ctx`` may be None only for a tool that takes no Context."""
+        handler = tool.handler
         try:
-            value = await tool.handler(arguments, ctx)
+            if handler.plain and (handler.var_kwargs or handler.params.issuperset(arguments)):
+                value = await handler.fn(**arguments)  # _Handler.__call__'s fast path, one await fewer
+            else:
+                value = await handler(arguments, ctx)
         except ToolError as exc:
             return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         except UrlElicitationRequired as exc:

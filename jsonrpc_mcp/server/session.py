@@ -107,6 +107,7 @@ class ServerSession:
     """The MCP server side of one connection (a JSON-RPC :class:`Dispatcher`)."""
 
     def __init__(self, server: Server, outbound: Outbound | None = None) -> None:
+        # (ready() sets the same attributes: keep the two in step)
         self.server = server
         self.outbound = outbound
         self.state = State.NEW
@@ -120,6 +121,34 @@ class ServerSession:
         self._thread = threading.get_ident()
         self.log_threshold = level_index(server.default_log_level)
         self.subscriptions: set[str] = set()
+
+    @classmethod
+    def ready(
+        cls,
+        server: Server,
+        outbound: Outbound | None,
+        revision: Revision,
+        client_capabilities: dict[str, Any],
+        client_info: dict[str, Any],
+        log_threshold: int,
+    ) -> ServerSession:
+        """A session already in the ready state (a modern request's, made from its envelope): the
+        same attributes as ``__init__`` sets, without first setting the ones overwritten at once."""
+        self = cls.__new__(cls)
+        self.server = server
+        self.outbound = outbound
+        self.state = State.READY
+        self.revision = revision
+        self.client_info = client_info
+        self.client_capabilities = client_capabilities
+        self.capabilities = server.capabilities(revision)
+        self._pending = set()
+        self._wake = None
+        self._token = None
+        self._thread = threading.get_ident()
+        self.log_threshold = log_threshold
+        self.subscriptions = set()
+        return self
 
     # -- JSON-RPC dispatcher protocol -------------------------------------------------------------
     @property

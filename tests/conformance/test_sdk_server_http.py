@@ -63,8 +63,7 @@ DOCUMENTED_FAILURES = {
         ),
     },
     # features:resources:read-unknown is a legacy-only fixture
-    "2026-07-28": STDIO_FAILURES - {"features:resources:read-unknown"}
-    | {"jsonrpc:message:schema-valid"},
+    "2026-07-28": STDIO_FAILURES - {"features:resources:read-unknown"} | {"jsonrpc:message:schema-valid"},
 }
 
 
