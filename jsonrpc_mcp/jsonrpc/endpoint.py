@@ -506,12 +506,7 @@ class Endpoint:
                 return True
             except _Adopt as adopt:  # a request that started in the read callback waits: serve it on
                 self._adopting.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
-                try:
-                    await _resume(adopt.coro, adopt.ctx, adopt.first)
-                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # what a request task would have died of
-                    logger.error("request task failed", exc_info=exc)
+                await self._serve_adopted(adopt)
                 return False
             except asyncio.CancelledError:
                 if self._adopting:
@@ -527,31 +522,17 @@ class Endpoint:
                 if not self._peer.start_incoming(request.id, scope):
                     self._refuse_duplicate(request)
                     continue
-                coro = self._serve_one(request, scope)
-                ctx = contextvars.copy_context()
-                try:
-                    suspended_on = ctx.run(coro.send, None)
-                except StopIteration:  # answered inline
+                waiting = self._start_inline(request, scope)
+                if waiting is None:  # done without waiting
                     burst -= 1
                     if not burst:
                         burst = _INLINE_BURST
                         await anyio.lowlevel.checkpoint()
                     continue
-                except (KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # what a request task would have died of
-                    if not isinstance(exc, asyncio.CancelledError):
-                        logger.error("request task failed", exc_info=exc)
-                    continue
                 # The handler waits: this task stays with it (its cancel scope belongs to this task).
                 assert self._tasks is not None
                 self._tasks.spawn(self._reader)
-                try:
-                    await _resume(coro, ctx, suspended_on)
-                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # what a request task would have died of
-                    logger.error("request task failed", exc_info=exc)
+                await self._serve_adopted(waiting)
                 return False
             if t is list:
                 await self._handle_batch(message)  # type: ignore[arg-type]
@@ -569,26 +550,44 @@ class Endpoint:
         scope = self._new_scope()
         if not self._peer.start_incoming(request.id, scope):
             return False  # the reading task refuses it
-        coro = self._serve_one(request, scope)
-        ctx = contextvars.copy_context()
-        try:
-            suspended_on = ctx.run(coro.send, None)
-        except StopIteration:  # answered
-            return True
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # what a request task would have died of
-            if not isinstance(exc, asyncio.CancelledError):
-                logger.error("request task failed", exc_info=exc)
+        adopt = self._start_inline(request, scope)
+        if adopt is None:  # done without waiting
             return True
         # The handler waits: the parked reading task takes it over, a new one reads on.
-        adopt = _Adopt(coro, ctx, suspended_on)
         task = asyncio.current_task()
         assert task is not None and self._tasks is not None
         self._adopting[task] = adopt
         self._tasks.spawn(self._reader)
         self._inline_stream.interrupt(adopt)
         return True
+
+    def _start_inline(self, request: Request, scope: anyio.CancelScope) -> _Adopt | None:
+        """Start serving ``request`` in the current task, in a copy of its context (as a task of
+        its own would run): None when it finished without waiting (answered, or died as a request
+        task would); otherwise where it waits, for the task that goes on serving it."""
+        coro = self._serve_one(request, scope)
+        ctx = contextvars.copy_context()
+        try:
+            suspended_on = ctx.run(coro.send, None)
+        except StopIteration:
+            return None
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # what a request task would have died of
+            if not isinstance(exc, asyncio.CancelledError):
+                logger.error("request task failed", exc_info=exc)
+            return None
+        return _Adopt(coro, ctx, suspended_on)
+
+    @staticmethod
+    async def _serve_adopted(adopt: _Adopt) -> None:
+        """Go on serving a request that started inline and waited, in the current task."""
+        try:
+            await _resume(adopt.coro, adopt.ctx, adopt.first)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # what a request task would have died of
+            logger.error("request task failed", exc_info=exc)
 
     async def _handle(self, message: Incoming) -> None:
         t = type(message)

@@ -106,20 +106,29 @@ def decode_cursor(cursor: Any) -> int:
 class ServerSession:
     """The MCP server side of one connection (a JSON-RPC :class:`Dispatcher`)."""
 
-    def __init__(self, server: Server, outbound: Outbound | None = None) -> None:
-        # (ready() sets the same attributes: keep the two in step)
+    def __init__(
+        self,
+        server: Server,
+        outbound: Outbound | None = None,
+        *,
+        revision: Revision | None = None,
+        client_capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] | None = None,
+        log_threshold: int | None = None,
+    ) -> None:
+        """A new session; with ``revision``, one already ready (see :meth:`ready`)."""
         self.server = server
         self.outbound = outbound
-        self.state = State.NEW
-        self.revision: Revision | None = None
-        self.client_info: dict[str, Any] = {}
-        self.client_capabilities: dict[str, Any] = {}
-        self.capabilities: dict[str, Any] = {}
+        self.state = State.NEW if revision is None else State.READY
+        self.revision = revision
+        self.client_info = {} if client_info is None else client_info
+        self.client_capabilities = {} if client_capabilities is None else client_capabilities
+        self.capabilities: dict[str, Any] = {} if revision is None else server.capabilities(revision)
         self._pending: set[str] = set()
         self._wake: anyio.Event | None = None  # made by run_notifier (a throwaway session never needs it)
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._thread = threading.get_ident()
-        self.log_threshold = level_index(server.default_log_level)
+        self.log_threshold = level_index(server.default_log_level) if log_threshold is None else log_threshold
         self.subscriptions: set[str] = set()
 
     @classmethod
@@ -132,23 +141,15 @@ class ServerSession:
         client_info: dict[str, Any],
         log_threshold: int,
     ) -> ServerSession:
-        """A session already in the ready state (a modern request's, made from its envelope): the
-        same attributes as ``__init__`` sets, without first setting the ones overwritten at once."""
-        self = cls.__new__(cls)
-        self.server = server
-        self.outbound = outbound
-        self.state = State.READY
-        self.revision = revision
-        self.client_info = client_info
-        self.client_capabilities = client_capabilities
-        self.capabilities = server.capabilities(revision)
-        self._pending = set()
-        self._wake = None
-        self._token = None
-        self._thread = threading.get_ident()
-        self.log_threshold = log_threshold
-        self.subscriptions = set()
-        return self
+        """A session already in the ready state (a modern request's, made from its envelope)."""
+        return cls(
+            server,
+            outbound,
+            revision=revision,
+            client_capabilities=client_capabilities,
+            client_info=client_info,
+            log_threshold=log_threshold,
+        )
 
     # -- JSON-RPC dispatcher protocol -------------------------------------------------------------
     @property

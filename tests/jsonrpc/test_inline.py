@@ -30,6 +30,25 @@ CANCEL = CancelSpec("notifications/cancelled", "requestId")
 _seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
 
 
+class Waiting:
+    """Handlers ``waits`` (waits until cancelled, noting it in ``outcome``) and ``ping``."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.outcome: list[str] = []
+
+    async def waits(self, request: Request, context: RequestContext) -> Any:
+        self.started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            self.outcome.append("cancelled")
+            raise
+
+    async def ping(self, request: Request, context: RequestContext) -> Any:
+        return "pong"
+
+
 async def test_each_request_runs_in_a_context_of_its_own() -> None:
     async def mark(request: Request, context: RequestContext) -> Any:
         before = _seen.get()
@@ -62,19 +81,8 @@ async def test_a_handler_that_waits_keeps_its_cancel_scopes_while_later_requests
 
 
 async def test_a_waiting_handler_is_cancelled_by_the_peer_and_serving_goes_on() -> None:
-    started = anyio.Event()
-    outcome: list[str] = []
-
-    async def waits(request: Request, context: RequestContext) -> Any:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            outcome.append("cancelled")
-            raise
-
-    async def ping(request: Request, context: RequestContext) -> Any:
-        return "pong"
+    waiting = Waiting()
+    started, outcome, waits, ping = waiting.started, waiting.outcome, waiting.waits, waiting.ping
 
     async with serve(Handlers(waits=waits, ping=ping), cancel=CANCEL) as (endpoint, wire):
         await wire.send({"jsonrpc": "2.0", "id": 1, "method": "waits"})

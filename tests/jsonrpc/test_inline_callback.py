@@ -25,6 +25,7 @@ from jsonrpc_mcp.jsonrpc.endpoint import CancelSpec
 from jsonrpc_mcp.transports.stdio import FdStream
 
 from .test_endpoint import Handlers
+from .test_inline import Waiting
 from .wire import TIMEOUT
 
 pytestmark = pytest.mark.anyio
@@ -163,19 +164,8 @@ async def test_a_handler_that_waits_keeps_its_scopes_and_later_requests_are_serv
 
 
 async def test_a_waiting_handler_started_in_the_callback_is_cancelled_by_the_peer() -> None:
-    started = anyio.Event()
-    outcome: list[str] = []
-
-    async def waits(request: Request, context: RequestContext) -> Any:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            outcome.append("cancelled")
-            raise
-
-    async def ping(request: Request, context: RequestContext) -> Any:
-        return "pong"
+    waiting = Waiting()
+    started, outcome, waits, ping = waiting.started, waiting.outcome, waiting.waits, waiting.ping
 
     async with serve_over_pipes(Handlers(waits=waits, ping=ping)) as (_, wire):
         assert await wire.call(0, "ping") == {"jsonrpc": "2.0", "id": 0, "result": "pong"}
@@ -210,19 +200,8 @@ async def test_lines_not_served_in_the_callback_keep_their_order() -> None:
 
 
 async def test_the_end_of_input_cancels_a_waiting_handler_started_in_the_callback() -> None:
-    started = anyio.Event()
-    outcome: list[str] = []
-
-    async def waits(request: Request, context: RequestContext) -> Any:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            outcome.append("cancelled")
-            raise
-
-    async def ping(request: Request, context: RequestContext) -> Any:
-        return "pong"
+    waiting = Waiting()
+    started, outcome, waits, ping = waiting.started, waiting.outcome, waiting.waits, waiting.ping
 
     async with serve_over_pipes(Handlers(waits=waits, ping=ping)) as (stream, wire):
         assert await wire.call(0, "ping") == {"jsonrpc": "2.0", "id": 0, "result": "pong"}
