@@ -4,7 +4,11 @@
   sequential ``tools/list`` requests over stdio; wall time and server CPU per call, and the size of
   the response line (so that ours and raw are seen to send the same payload);
 - **import time**: ``python -X importtime -c STATEMENT``, the cumulative time of the imports the
-  statement makes (``import jsonrpc_mcp``; ``from jsonrpc_mcp import Server``), fresh each time;
+  statement makes (``import jsonrpc_mcp``; ``from jsonrpc_mcp import Server``; what ``serve`` loads
+  before it answers; and the floor, what any anyio-on-asyncio server imports), fresh each time;
+- **cold start against the floor**: spawn to the ``initialize`` answer of ``servers/floor_anyio.py``
+  (anyio on asyncio reading stdin, orjson, nothing else) and of ours, alternated, measured by
+  ``loadclient.bench_server`` as in the main table; what ours adds is the difference of the medians;
 - **memory over stdio**: one process serves N echo calls (32 in flight); ``VmRSS`` is read at each
   checkpoint (1,000 and 100,000 calls by default);
 - **memory over HTTP sessions**: one server sees N sessions opened (``initialize``) and closed
@@ -39,11 +43,13 @@ from http_loadclient import (
 from loadclient import (
     INITIALIZE_REQUEST,
     OPENING_ID,
+    BenchConfig,
     BenchError,
     Era,
     Status,
     StdioServer,
     _Ids,
+    bench_server,
     read_cpu_seconds,
 )
 
@@ -248,6 +254,56 @@ def import_time(statement: str, runs: int, *, python: str = sys.executable, cwd:
             result.reason = f"exit {done.returncode}: {done.stderr[-300:].decode(errors='replace')}"
             return result
         result.runs_ms.append(cumulative / 1000)
+    return result
+
+
+# -- cold start against the floor -----------------------------------------------------------------
+
+
+@dataclass
+class ColdStartResult:
+    """Cold starts (ms, spawn to the ``initialize`` answer) per server, the servers alternated."""
+
+    status: Status
+    runs_ms: dict[str, list[float]] = field(default_factory=dict)
+    reason: str | None = None
+
+    def median_ms(self, name: str) -> float | None:
+        runs = self.runs_ms.get(name)
+        return statistics.median(runs) if runs else None
+
+    def added_ms(self, name: str, floor: str) -> float | None:
+        """What ``name`` adds to ``floor``: the difference of the medians."""
+        mine, base = self.median_ms(name), self.median_ms(floor)
+        return None if mine is None or base is None else mine - base
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "runs_ms": self.runs_ms,
+            "median_ms": {name: self.median_ms(name) for name in self.runs_ms},
+            "reason": self.reason,
+        }
+
+
+# One echo call after the opening, so that a server that starts but cannot answer is seen failing.
+_COLD_START_CONFIG = BenchConfig(calls=1, inflight_calls=1, inflight=1, warmup=0, phase_timeout=30.0)
+
+
+def cold_starts(
+    servers: Mapping[str, Sequence[str]], rounds: int, *, cwd: Path, env: Mapping[str, str] | None = None
+) -> ColdStartResult:
+    """Spawn each server ``rounds`` times (A B A B ...), each time measured by ``bench_server``:
+    the cold start of the main table, then one echo call, then shutdown."""
+    result = ColdStartResult(status="ok", runs_ms={name: [] for name in servers})
+    for _ in range(rounds):
+        for name, argv in servers.items():
+            run = bench_server(argv, _COLD_START_CONFIG, cwd=cwd, env=env)
+            if run.status != "ok" or run.cold_start_seconds is None:
+                result.status = run.status if run.status != "ok" else "failed"
+                result.reason = f"{name}: {run.reason} {run.stderr_tail[-300:]}".strip()
+                return result
+            result.runs_ms[name].append(run.cold_start_seconds * 1000)
     return result
 
 

@@ -9,7 +9,7 @@ loads the client, nor a client the server.
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 __version__ = "0.1.0"
 
@@ -77,10 +77,15 @@ _LAZY: dict[str, str] = {
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
 
     def __getattr__(name: str) -> Any:
+        # __import__ rather than importlib.import_module: the same import, but the one that
+        # ``python -X importtime`` sees (import_module's own lines are missing from its report).
         if name == "content":
-            value: Any = importlib.import_module(".content", __name__)
+            __import__(f"{__name__}.content")
+            value: Any = sys.modules[f"{__name__}.content"]
         elif name in _LAZY:
-            value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+            module = f"{__name__}{_LAZY[name]}"
+            __import__(module)
+            value = getattr(sys.modules[module], name)
         else:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         globals()[name] = value  # later lookups are plain attribute reads

@@ -180,3 +180,23 @@ async def test_a_stdio_server_starts_without_jsonschema_the_client_http_or_argpa
             assert rejected["isError"] is True
             assert rejected["content"][0]["text"].endswith("n: 'three' is not of type 'integer'")
             assert "jsonschema" in await _loaded_by_server(client)
+
+
+# Loaded on first use only, so a plain stdio server's start-up never pays for them: the MRTR
+# request-state crypto (2026-07-28 asks), URI templates (resource templates).
+NOT_AT_START_UP = ("hashlib", "hmac", "secrets", "random", "jsonrpc_mcp.server.uritemplate")
+
+
+def test_the_stdio_serve_path_loads_no_crypto_and_no_uri_templates_beyond_the_floor() -> None:
+    floor = _modules_after("import asyncio, anyio, orjson; import anyio._backends._asyncio")
+    serving = _modules_after(
+        "from jsonrpc_mcp import Server; import jsonrpc_mcp.cli, jsonrpc_mcp.transports.stdio, "
+        "anyio._backends._asyncio\n"
+        "server = Server('s')\n"
+        "@server.tool()\n"
+        "async def echo(message: str) -> str:\n"
+        "    '''Echo the message back.'''\n"
+        "    return message"
+    )
+    assert "jsonrpc_mcp.server.session" in serving
+    assert _loaded(serving - floor, NOT_AT_START_UP) == []

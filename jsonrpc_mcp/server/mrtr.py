@@ -37,12 +37,9 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
-import hmac
 import json
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -121,18 +118,26 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _sha256(data: bytes) -> bytes:
+    # hashlib and hmac are imported on first use (about 1.5 ms at start-up otherwise): only a server
+    # whose 2026-07-28 handlers ask the client something, or that gets a requestState, needs them.
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
 def params_digest(params: dict[str, Any]) -> str:
     """What a ``requestState`` is bound to: the request's params minus the MRTR fields and ``_meta``
     (no ``arguments`` and empty ``arguments`` are the same request)."""
     kept = {k: v for k, v in params.items() if k not in _EXCLUDED}
     if kept.get("arguments", 0) in (None, {}):
         del kept["arguments"]
-    return _b64(hashlib.sha256(_canonical(kept)).digest()[:16])
+    return _b64(_sha256(_canonical(kept))[:16])
 
 
 def question_digest(method: str, params: Any) -> str:
     """Which question an answer answers (so a handler asking something else is asked again)."""
-    return _b64(hashlib.sha256(_canonical([method, params])).digest()[:12])
+    return _b64(_sha256(_canonical([method, params]))[:12])
 
 
 logger = logging.getLogger("jsonrpc_mcp.server")
@@ -160,11 +165,11 @@ def _file_key(path: str) -> bytes:
         pass
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    temporary = os.path.join(folder, f".request-state.{os.getpid()}.{secrets.token_hex(4)}")
+    temporary = os.path.join(folder, f".request-state.{os.getpid()}.{os.urandom(4).hex()}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(secrets.token_hex(32).encode("ascii"))
+            out.write(os.urandom(32).hex().encode("ascii"))  # what secrets.token_hex(32) does
         with contextlib.suppress(FileExistsError):  # another process made it first: theirs counts
             os.link(temporary, path)
     finally:
@@ -242,7 +247,9 @@ class RequestStateSealer:
         return cls(keys, ttl=ttl)
 
     def _mac(self, key: bytes, body: str) -> str:
-        return _b64(hmac.new(key, _CONTEXT + body.encode("ascii"), hashlib.sha256).digest())
+        import hmac  # on first use, as hashlib (see _sha256)
+
+        return _b64(hmac.digest(key, _CONTEXT + body.encode("ascii"), "sha256"))
 
     def seal(self, claims: dict[str, Any]) -> str:
         """A token carrying ``claims`` (a JSON object), valid for ``ttl`` seconds from now."""
@@ -261,6 +268,8 @@ class RequestStateSealer:
             mac.encode("ascii")
         except UnicodeError:
             raise _refused("is not a request state this server issued", "malformed") from None
+        import hmac
+
         if not any(hmac.compare_digest(self._mac(key, body), mac) for key in self._keys):
             raise _refused("failed verification (altered, or issued under another key)", "tampered")
         try:

@@ -28,7 +28,6 @@ from .context import Context
 from .introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
 from .modern import MissingClientCapability
 from .schema import CompiledSchema, SchemaDefinitionError
-from .uritemplate import UriTemplate
 
 __all__ = [
     "Completer",
@@ -252,7 +251,7 @@ class Resource:
         meta: dict[str, Any] | None = None,
     ) -> None:
         spec = _describe(fn, f"resource {uri!r}")
-        variables = set(UriTemplate(uri).variables) if self._is_template else set()
+        variables = set(self.template.variables) if isinstance(self, ResourceTemplate) else set()
         unfilled = [p for p in spec.required if p not in variables]
         if unfilled:
             raise RegistrationError(
@@ -301,6 +300,8 @@ class ResourceTemplate(Resource):
     _is_template = True
 
     def __init__(self, uri_template: str, fn: Callable[..., Any], **kwargs: Any) -> None:
+        from .uritemplate import UriTemplate  # on first use: most servers have no templates
+
         try:
             self.template = UriTemplate(uri_template)
         except ValueError as exc:

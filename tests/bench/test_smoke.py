@@ -48,6 +48,7 @@ async def test_one_short_round_prints_every_section_and_target(tmp_path: Path) -
         "--list-calls=5",
         "--list-rounds=1",
         "--import-runs=1",
+        "--floor-rounds=1",
         "--memory-calls=1500",
         f"--json={report}",
     ]
@@ -71,6 +72,12 @@ async def test_one_short_round_prints_every_section_and_target(tmp_path: Path) -
     assert memory["status"] == "ok" and set(memory["rss_mib"]) == {"1000", "1500"}
     measured = {row["what"]: row for row in document["targets"]}
     assert measured["from jsonrpc_mcp import Server (-X importtime)"]["met"] is not None
+    # The floors: beside the serve path's import time and the cold start, with what ours adds.
+    assert "floor: " in measured["stdio serve path (-X importtime)"]["measured"]
+    assert "ours adds" in measured["cold start, ours over stdio (to the initialize answer)"]["measured"]
+    cold = document["extras"]["cold_start"]
+    assert cold["status"] == "ok" and set(cold["median_ms"]) == {"floor", "ours"}
+    assert "ours adds" in out and "floor (bench/servers/floor_anyio.py)" in out
 
 
 async def test_http_sessions_opened_and_closed_leave_rss_measured() -> None:
@@ -82,3 +89,18 @@ async def test_http_sessions_opened_and_closed_leave_rss_measured() -> None:
     assert found.status == "ok", found.reason
     assert [count for count, _ in found.points] == [20, 60]
     assert all(rss > 5 for _, rss in found.points)
+
+
+async def test_the_floor_server_starts_and_echoes() -> None:
+    floor = (sys.executable, "bench/servers/floor_anyio.py")
+    with anyio.fail_after(60):
+        found = await anyio.to_thread.run_sync(lambda: extras.cold_starts({"floor": floor}, 1, cwd=REPO))
+    assert found.status == "ok", found.reason  # cold_starts also makes one echo call and checks it
+    assert len(found.runs_ms["floor"]) == 1 and found.runs_ms["floor"][0] > 0
+
+
+async def test_a_server_that_cannot_start_fails_the_cold_starts() -> None:
+    broken = (sys.executable, "-c", "import sys; sys.exit(3)")
+    with anyio.fail_after(60):
+        found = await anyio.to_thread.run_sync(lambda: extras.cold_starts({"broken": broken}, 2, cwd=REPO))
+    assert found.status == "unavailable" and found.reason is not None and found.reason.startswith("broken")
