@@ -1,8 +1,10 @@
 """The benchmark's single-server measurements, beside the echo-call table of ``run.py``.
 
 - **tools/list**: a server started with ``MCPBENCH_TOOLS`` dummy tools (1,000 by default) answers
-  sequential ``tools/list`` requests over stdio; wall time and server CPU per call, and the size of
-  the response line (so that ours and raw are seen to send the same payload);
+  sequential ``tools/list`` requests over stdio, or over Streamable HTTP (handshake era, one
+  keep-alive connection, each POST with the session id and ``MCP-Protocol-Version``); wall time
+  and server CPU per listing, and the size of one listing (the response lines over stdio, the
+  response bodies over HTTP: so that ours and raw are seen to send the same payload);
 - **import time**: ``python -X importtime -c STATEMENT``, the cumulative time of the imports the
   statement makes (``import jsonrpc_mcp``; ``from jsonrpc_mcp import Server``; what ``serve`` loads
   before it answers; and the floor, what any anyio-on-asyncio server imports), fresh each time;
@@ -36,9 +38,12 @@ from http_loadclient import (
     HOST,
     PATH,
     Connection,
+    HttpResponse,
     HttpServer,
     _descendants,
     encode_post,
+    sse_messages,
+    tree_cpu_seconds,
 )
 from loadclient import (
     INITIALIZE_REQUEST,
@@ -82,7 +87,7 @@ class ToolsListResult:
     calls: int = 0
     seconds: float = 0.0
     server_cpu_seconds: float = 0.0
-    response_bytes: int = 0  # the response lines of one listing, newlines excluded
+    response_bytes: int = 0  # one listing: its response lines (newlines excluded) or HTTP bodies
     tool_count: int = 0
     pages: int = 0
 
@@ -121,6 +126,19 @@ def _next_cursor(line: bytes) -> str | None:
         return None
     cursor = orjson.loads(line).get("result", {}).get("nextCursor")
     return cursor if isinstance(cursor, str) else None
+
+
+def _tools_of(pages: Sequence[bytes], result: ToolsListResult) -> None:
+    """Check that every page of one listing carries tools; record their count, pages and bytes."""
+    tools: list[Any] = []
+    for page in pages:
+        listed = orjson.loads(page).get("result", {}).get("tools")
+        if not isinstance(listed, list):
+            raise BenchError(f"tools/list gave no tools: {page[:200]!r}")
+        tools += listed
+    result.tool_count = len(tools)
+    result.pages = len(pages)
+    result.response_bytes = sum(len(page) for page in pages)
 
 
 def _await_response(server: StdioServer, request_id: int, deadline: float) -> bytes:
@@ -169,16 +187,7 @@ def bench_tools_list(
 
         for _ in range(warmup):
             list_all()
-        pages = list_all()
-        tools: list[Any] = []
-        for page in pages:
-            listed = orjson.loads(page).get("result", {}).get("tools")
-            if not isinstance(listed, list):
-                raise BenchError(f"tools/list gave no tools: {page[:200]!r}")
-            tools += listed
-        result.tool_count = len(tools)
-        result.pages = len(pages)
-        result.response_bytes = sum(len(page) for page in pages)
+        _tools_of(list_all(), result)
         cpu_before = read_cpu_seconds(server.pid)
         start = time.perf_counter()
         for _ in range(calls):
@@ -192,6 +201,90 @@ def bench_tools_list(
     finally:
         server.shutdown()
         server.close_stderr()
+    return result
+
+
+def listing_page(response: HttpResponse, request_id: int) -> bytes:
+    """The JSON-RPC response answering ``request_id`` in ``response``: the body itself when it is
+    ``application/json`` (only looked at, not parsed: the client must stay cheap), else the message
+    of the event stream that answers it, re-encoded."""
+    if response.status != 200:
+        raise BenchError(f"tools/list: HTTP {response.status}: {response.body[:200]!r}")
+    if response.content_type == b"application/json":
+        if b'"id":%d' % request_id not in response.body:
+            raise BenchError(f"tools/list: not the answer to id {request_id}: {response.body[:200]!r}")
+        return response.body
+    if response.content_type == b"text/event-stream":
+        for message in sse_messages(response.body):
+            if isinstance(message, dict) and "method" not in message and message.get("id") == request_id:
+                return orjson.dumps(message)
+    raise BenchError(f"tools/list: no answer to id {request_id} in {response.body[:200]!r}")
+
+
+def bench_tools_list_http(
+    argv: Sequence[str],
+    *,
+    calls: int,
+    warmup: int,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float = 120.0,
+) -> ToolsListResult:
+    """:func:`bench_tools_list` over Streamable HTTP: spawn ``argv`` (``{port}`` replaced), shake
+    hands (``initialize``, ``notifications/initialized``), then time ``calls`` whole listings, each
+    page one POST on the same keep-alive connection with the session id and the negotiated
+    ``MCP-Protocol-Version``. ``response_bytes`` counts the bodies (headers excluded)."""
+    server = HttpServer(argv, cwd=cwd, env=env, era="handshake")
+    result = ToolsListResult(status="ok")
+    try:
+        server.spawn()
+    except OSError as exc:
+        server.close_output()
+        return ToolsListResult(status="unavailable", reason=f"cannot spawn: {exc}")
+    phase = "start"
+    try:
+        connection = server.wait_for_port(time.perf_counter() + 30.0)
+        server.open(connection)
+        phase = "listing"
+        deadline = time.perf_counter() + timeout
+        request_id = OPENING_ID + 1
+
+        def list_all() -> list[bytes]:
+            """One whole listing: the first page, then every ``nextCursor`` (a client does the same)."""
+            nonlocal request_id
+            pages, cursor = [], None
+            while True:
+                body = _list_request(request_id, cursor)[:-1]  # no newline in an HTTP body
+                response = connection.roundtrip(server.post(body, b"tools/list", None))
+                pages.append(listing_page(response, request_id))
+                request_id += 1
+                if time.perf_counter() > deadline:
+                    raise BenchError("timed out")
+                cursor = _next_cursor(pages[-1])
+                if cursor is None:
+                    return pages
+
+        for _ in range(warmup):
+            list_all()
+        _tools_of(list_all(), result)
+        last: list[bytes] = []
+        cpu_before = tree_cpu_seconds(server.pid)
+        start = time.perf_counter()
+        for _ in range(calls):
+            last = list_all()
+        result.seconds = time.perf_counter() - start
+        result.server_cpu_seconds = tree_cpu_seconds(server.pid) - cpu_before
+        result.calls = calls
+        check = ToolsListResult(status="ok")
+        _tools_of(last, check)  # the last listing, parsed after the clock: the same tools again
+        if calls and check.tool_count != result.tool_count:
+            raise BenchError(f"the last listing had {check.tool_count} tools, the first {result.tool_count}")
+    except (BenchError, OSError, ValueError) as exc:
+        result.status = "failed" if phase == "listing" else "unavailable"
+        result.reason = f"{phase}: {exc}; output: {server.output_tail()[-300:]}"
+    finally:
+        server.shutdown()
+        server.close_output()
     return result
 
 

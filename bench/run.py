@@ -686,6 +686,8 @@ SERVE_IMPORT = (
 FLOOR_IMPORT = "import asyncio, anyio, orjson; import anyio._backends._asyncio"
 IMPORT_STATEMENTS = ("import jsonrpc_mcp", "from jsonrpc_mcp import Server", SERVE_IMPORT, FLOOR_IMPORT)
 IMPORT_LABELS = {SERVE_IMPORT: "stdio serve path", FLOOR_IMPORT: "floor (anyio on asyncio, orjson)"}
+# Ours in the tools/list runs, per transport (raw is "raw" in both).
+TOOLS_LIST_OURS: dict[Transport, str] = {"stdio": "ours", "http": "ours-json"}
 # The cold-start floor: anyio.run on asyncio reading stdin and answering with orjson, nothing else.
 FLOOR_SERVER = (sys.executable, "bench/servers/floor_anyio.py")
 
@@ -695,21 +697,29 @@ class Extras:
     """What ``extras.py`` measured (None: skipped)."""
 
     tools_list: dict[str, list[extras.ToolsListResult]] | None = None  # ours, raw: one per round
+    tools_list_http: dict[str, list[extras.ToolsListResult]] | None = None  # ours-json, raw (HTTP)
     tools_list_total: int = 0
     import_time: list[extras.ImportTimeResult] | None = None
     cold_start: extras.ColdStartResult | None = None  # ours and the floor, alternated
     memory_stdio: extras.MemoryResult | None = None
     memory_http: extras.MemoryResult | None = None
 
-    def tools_list_median(self, name: str, get: Callable[[extras.ToolsListResult], float]) -> float | None:
-        runs = (self.tools_list or {}).get(name, [])
+    def listings(self, transport: Transport) -> dict[str, list[extras.ToolsListResult]] | None:
+        """The tools/list runs over ``transport``, by server (None: not run)."""
+        return self.tools_list if transport == "stdio" else self.tools_list_http
+
+    def tools_list_median(
+        self, name: str, get: Callable[[extras.ToolsListResult], float], transport: Transport = "stdio"
+    ) -> float | None:
+        runs = (self.listings(transport) or {}).get(name, [])
         if not runs or any(run.status != "ok" for run in runs):
             return None
         return statistics.median(get(run) for run in runs)
 
-    def tools_list_ratio(self) -> float | None:
-        ours = self.tools_list_median("ours", lambda run: run.ms_per_call)
-        raw = self.tools_list_median("raw", lambda run: run.ms_per_call)
+    def tools_list_ratio(self, transport: Transport = "stdio") -> float | None:
+        """Ours (``ours-json`` over HTTP) / raw, median ms per listing."""
+        ours = self.tools_list_median(TOOLS_LIST_OURS[transport], lambda run: run.ms_per_call, transport)
+        raw = self.tools_list_median("raw", lambda run: run.ms_per_call, transport)
         return ours / raw if ours is not None and raw else None
 
     def import_ms(self, statement: str) -> float | None:
@@ -717,19 +727,29 @@ class Extras:
         return None if found is None else found.median_ms
 
     def failed(self) -> bool:
-        runs: list[Any] = [run for rounds in (self.tools_list or {}).values() for run in rounds]
+        runs: list[Any] = [
+            run
+            for listing in (self.tools_list, self.tools_list_http)
+            for rounds in (listing or {}).values()
+            for run in rounds
+        ]
         runs += [*(self.import_time or []), self.cold_start, self.memory_stdio, self.memory_http]
         return any(run is not None and run.status != "ok" for run in runs)
 
+    def _listing_json(self, transport: Transport) -> dict[str, Any] | None:
+        listing = self.listings(transport)
+        if listing is None:
+            return None
+        return {
+            "total_tools": self.tools_list_total,
+            "ratio_ours_vs_raw_ms_per_call": self.tools_list_ratio(transport),
+            "servers": {name: [run.to_json() for run in runs] for name, runs in listing.items()},
+        }
+
     def to_json(self) -> dict[str, Any]:
         return {
-            "tools_list": None
-            if self.tools_list is None
-            else {
-                "total_tools": self.tools_list_total,
-                "ratio_ours_vs_raw_ms_per_call": self.tools_list_ratio(),
-                "servers": {name: [run.to_json() for run in runs] for name, runs in self.tools_list.items()},
-            },
+            "tools_list": self._listing_json("stdio"),
+            "tools_list_http": self._listing_json("http"),
             "import_time": None if self.import_time is None else [it.to_json() for it in self.import_time],
             "cold_start": None if self.cold_start is None else self.cold_start.to_json(),
             "memory_stdio": None if self.memory_stdio is None else self.memory_stdio.to_json(),
@@ -745,19 +765,26 @@ def run_extras(args: argparse.Namespace, env: dict[str, str]) -> Extras:
     def wanted(name: str) -> bool:
         return not args.only or any(selects(p, name) for p in args.only)
 
-    if "stdio" in args.transports and not args.skip_tools_list and wanted("ours") and wanted("raw"):
+    list_env = {**env, "MCPBENCH_TOOLS": str(max(args.list_tools - 1, 0))}  # echo + the dummies
+    for transport in TRANSPORTS:
+        ours = TOOLS_LIST_OURS[transport]
+        if transport not in args.transports or args.skip_tools_list or not (wanted(ours) and wanted("raw")):
+            continue
         found.tools_list_total = args.list_tools
-        list_env = {**env, "MCPBENCH_TOOLS": str(max(args.list_tools - 1, 0))}  # echo + the dummies
-        found.tools_list = {"ours": [], "raw": []}
+        specs = stdio if transport == "stdio" else http
+        bench = extras.bench_tools_list if transport == "stdio" else extras.bench_tools_list_http
+        listing: dict[str, list[extras.ToolsListResult]] = {ours: [], "raw": []}
+        if transport == "stdio":
+            found.tools_list = listing
+        else:
+            found.tools_list_http = listing
         for round_no in range(1, args.list_rounds + 1):
-            for name, runs in found.tools_list.items():
-                run = extras.bench_tools_list(
-                    stdio[name].argv, calls=args.list_calls, warmup=10, cwd=ROOT, env=list_env
-                )
+            for name, runs in listing.items():
+                run = bench(specs[name].argv, calls=args.list_calls, warmup=10, cwd=ROOT, env=list_env)
                 runs.append(run)
                 _progress(
-                    f"[tools/list {args.list_tools} tools round {round_no}/{args.list_rounds}] {name}: "
-                    f"{run.status}, {run.ms_per_call:.2f} ms per listing"
+                    f"[tools/list {transport} {args.list_tools} tools round {round_no}/{args.list_rounds}] "
+                    f"{name}: {run.status}, {run.ms_per_call:.2f} ms per listing"
                     + (f": {run.reason}" if run.reason else "")
                 )
     if not args.skip_import and wanted("ours"):
@@ -785,38 +812,8 @@ def run_extras(args: argparse.Namespace, env: dict[str, str]) -> Extras:
 
 def render_extras(found: Extras, args: argparse.Namespace) -> str:
     out: list[str] = []
-    if found.tools_list is not None:
-        out += [
-            f"tools/list over stdio with {found.tools_list_total:,} tools "
-            f"(echo + {found.tools_list_total - 1:,} dummies): {args.list_calls} sequential listings "
-            f"per round, median of {args.list_rounds} round(s); a listing follows nextCursor to the end",
-            "",
-        ]
-        rows, problems = [], []
-        for name, runs in found.tools_list.items():
-            bad = next((run for run in runs if run.status != "ok"), None)
-            if bad is not None:
-                rows.append([name, bad.status.upper(), "", "", "", ""])
-                problems.append(f"  {name} {bad.status}: {bad.reason}")
-                continue
-            rows.append(
-                [
-                    f"{name} ({stdio_label(name)})",
-                    f"{statistics.median(run.ms_per_call for run in runs):.3f}",
-                    f"{statistics.median(run.server_cpu_ms_per_call for run in runs):.3f}",
-                    f"{runs[-1].response_bytes:,}",
-                    str(runs[-1].tool_count),
-                    str(runs[-1].pages),
-                ]
-            )
-        out += _table(["server", "ms/listing", "server CPU ms/listing", "bytes", "tools", "pages"], rows)
-        ratio = found.tools_list_ratio()
-        out.append("")
-        out.append(
-            "  ours / raw   ms per listing  "
-            + ("n/a" if ratio is None else f"{ratio:8.2f}x   (target <= 2x)")
-        )
-        out += [*problems, ""]
+    for transport in TRANSPORTS:
+        out += _render_listing(found, args, transport)
     if found.import_time is not None:
         out.append("import time (python -X importtime, the cumulative time of what the statement imports):")
         for it in found.import_time:
@@ -861,8 +858,48 @@ def render_extras(found: Extras, args: argparse.Namespace) -> str:
     return "\n".join(out).rstrip()
 
 
-def stdio_label(name: str) -> str:
-    label = server_specs("stdio")[name].label
+def _render_listing(found: Extras, args: argparse.Namespace, transport: Transport) -> list[str]:
+    """The tools/list table of one transport, its ratio and any failures (nothing if not run)."""
+    listing = found.listings(transport)
+    if listing is None:
+        return []
+    how = "over stdio" if transport == "stdio" else "over Streamable HTTP (handshake era, one connection)"
+    out = [
+        f"tools/list {how} with {found.tools_list_total:,} tools "
+        f"(echo + {found.tools_list_total - 1:,} dummies): {args.list_calls} sequential listings "
+        f"per round, median of {args.list_rounds} round(s); a listing follows nextCursor to the end",
+        "",
+    ]
+    rows, problems = [], []
+    for name, runs in listing.items():
+        bad = next((run for run in runs if run.status != "ok"), None)
+        if bad is not None:
+            rows.append([name, bad.status.upper(), "", "", "", ""])
+            problems.append(f"  {name} {bad.status}: {bad.reason}")
+            continue
+        rows.append(
+            [
+                f"{name} ({spec_label(transport, name)})",
+                f"{statistics.median(run.ms_per_call for run in runs):.3f}",
+                f"{statistics.median(run.server_cpu_ms_per_call for run in runs):.3f}",
+                f"{runs[-1].response_bytes:,}",
+                str(runs[-1].tool_count),
+                str(runs[-1].pages),
+            ]
+        )
+    size = "bytes" if transport == "stdio" else "body bytes"
+    out += _table(["server", "ms/listing", "server CPU ms/listing", size, "tools", "pages"], rows)
+    ratio = found.tools_list_ratio(transport)
+    pair = f"{TOOLS_LIST_OURS[transport]} / raw"
+    out.append("")
+    out.append(
+        f"  {pair}   ms per listing  " + ("n/a" if ratio is None else f"{ratio:8.2f}x   (target <= 2x)")
+    )
+    return [*out, *problems, ""]
+
+
+def spec_label(transport: Transport, name: str) -> str:
+    label = server_specs(transport)[name].label
     return label[label.find("(") + 1 : -1] if "(" in label else label
 
 
@@ -932,13 +969,18 @@ def targets(results: Results, found: Extras) -> list[Target]:
                         *at_most(used, 1.3, "{:.2f}x"),
                     )
                 )
-    rows.append(
-        Target(
-            "tools/list, 1,000 tools, ours / raw (ms per listing)",
-            "<= 2x",
-            *at_most(found.tools_list_ratio(), 2.0, "{:.2f}x"),
-        )
+    listing_targets: tuple[tuple[Transport, str], ...] = (
+        ("stdio", ", ours"),
+        ("http", " over HTTP, ours-json"),
     )
+    for transport, what in listing_targets:
+        rows.append(
+            Target(
+                f"tools/list, 1,000 tools{what} / raw (ms per listing)",
+                "<= 2x",
+                *at_most(found.tools_list_ratio(transport), 2.0, "{:.2f}x"),
+            )
+        )
     floor_import = found.import_ms(FLOOR_IMPORT)
     for it in found.import_time or []:
         if it.statement == FLOOR_IMPORT:

@@ -542,6 +542,7 @@ class HttpClientStream:
         self._pool = _Pool(self._origin, ssl_context, timeout, max_idle_connections)
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[bytes](math.inf)
         self._bg: TaskGroup | None = None
+        self._bg_done = anyio.Event()  # set once the background tasks (GET stream, POSTs) have ended
         self._closed = False
         # the handshake, kept for re-initialization
         self._init_message: _Outgoing | None = None
@@ -637,10 +638,14 @@ class HttpClientStream:
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
+            if self._bg is not None:
+                # The GET stream and the POSTs end first: nothing of this session may reach the
+                # server after its DELETE (a GET racing it would meet a deleted session).
+                self._bg.cancel_scope.cancel()
+                with anyio.move_on_after(self._timeout):
+                    await self._bg_done.wait()
             if self.mode == "streamable" and self.session_id is not None and self._terminate_on_close:
                 await self._delete_session()
-            if self._bg is not None:
-                self._bg.cancel_scope.cancel()
             if self._legacy_response is not None:
                 await self._legacy_response.release()
             await self._pool.aclose()
@@ -650,10 +655,13 @@ class HttpClientStream:
     # -- plumbing ---------------------------------------------------------------------------------
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Host the background tasks until :meth:`aclose` cancels them."""
-        async with anyio.create_task_group() as bg:
-            self._bg = bg
-            task_status.started()
-            await anyio.sleep_forever()
+        try:
+            async with anyio.create_task_group() as bg:
+                self._bg = bg
+                task_status.started()
+                await anyio.sleep_forever()
+        finally:
+            self._bg_done.set()
 
     async def _wait_gate(self) -> bool:
         with anyio.move_on_after(self._timeout):
