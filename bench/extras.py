@@ -28,8 +28,9 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,52 @@ def _tools_of(pages: Sequence[bytes], result: ToolsListResult) -> None:
     result.response_bytes = sum(len(page) for page in pages)
 
 
+def _listings(fetch: Callable[[bytes, int], bytes], deadline: float) -> Callable[[], list[bytes]]:
+    """A function making one whole listing, as a client does: the first page, then every
+    ``nextCursor``; ``fetch(request line, id)`` sends a page's request and returns its response."""
+    request_id = OPENING_ID + 1
+
+    def list_all() -> list[bytes]:
+        nonlocal request_id
+        pages, cursor = [], None
+        while True:
+            pages.append(fetch(_list_request(request_id, cursor), request_id))
+            request_id += 1
+            if time.perf_counter() > deadline:
+                raise BenchError("timed out")
+            cursor = _next_cursor(pages[-1])
+            if cursor is None:
+                return pages
+
+    return list_all
+
+
+def _time_listings(
+    list_all: Callable[[], list[bytes]],
+    calls: int,
+    warmup: int,
+    server_cpu: Callable[[], float],
+    result: ToolsListResult,
+) -> None:
+    """Warm up, check one listing, then time ``calls`` listings (the last one checked again after
+    the clock stopped: the same tools)."""
+    for _ in range(warmup):
+        list_all()
+    _tools_of(list_all(), result)
+    last: list[bytes] = []
+    cpu_before = server_cpu()
+    start = time.perf_counter()
+    for _ in range(calls):
+        last = list_all()
+    result.seconds = time.perf_counter() - start
+    result.server_cpu_seconds = server_cpu() - cpu_before
+    result.calls = calls
+    check = ToolsListResult(status="ok")
+    _tools_of(last, check)
+    if calls and check.tool_count != result.tool_count:
+        raise BenchError(f"the last listing had {check.tool_count} tools, the first {result.tool_count}")
+
+
 def _await_response(server: StdioServer, request_id: int, deadline: float) -> bytes:
     """The line answering ``request_id`` (other lines, notifications say, are skipped)."""
     marker = b'"id":%d' % request_id
@@ -171,30 +218,13 @@ def bench_tools_list(
     try:
         server.open(time.perf_counter() + 30.0)
         deadline = time.perf_counter() + timeout
-        request_id = OPENING_ID + 1
 
-        def list_all() -> list[bytes]:
-            """One whole listing: the first page, then every ``nextCursor`` (a client does the same)."""
-            nonlocal request_id
-            pages, cursor = [], None
-            while True:
-                server.send(_list_request(request_id, cursor))
-                pages.append(_await_response(server, request_id, deadline))
-                request_id += 1
-                cursor = _next_cursor(pages[-1])
-                if cursor is None:
-                    return pages
+        def fetch(line: bytes, request_id: int) -> bytes:
+            server.send(line)
+            return _await_response(server, request_id, deadline)
 
-        for _ in range(warmup):
-            list_all()
-        _tools_of(list_all(), result)
-        cpu_before = read_cpu_seconds(server.pid)
-        start = time.perf_counter()
-        for _ in range(calls):
-            list_all()
-        result.seconds = time.perf_counter() - start
-        result.server_cpu_seconds = read_cpu_seconds(server.pid) - cpu_before
-        result.calls = calls
+        cpu = partial(read_cpu_seconds, server.pid)
+        _time_listings(_listings(fetch, deadline), calls, warmup, cpu, result)
     except (BenchError, OSError, ValueError) as exc:
         result.status = "failed"
         result.reason = f"{exc}; stderr: {server.stderr_tail()[-300:]}"
@@ -246,39 +276,14 @@ def bench_tools_list_http(
         connection = server.wait_for_port(time.perf_counter() + 30.0)
         server.open(connection)
         phase = "listing"
+
+        def fetch(line: bytes, request_id: int) -> bytes:
+            body = line[:-1]  # no newline in an HTTP body
+            return listing_page(connection.roundtrip(server.post(body, b"tools/list", None)), request_id)
+
         deadline = time.perf_counter() + timeout
-        request_id = OPENING_ID + 1
-
-        def list_all() -> list[bytes]:
-            """One whole listing: the first page, then every ``nextCursor`` (a client does the same)."""
-            nonlocal request_id
-            pages, cursor = [], None
-            while True:
-                body = _list_request(request_id, cursor)[:-1]  # no newline in an HTTP body
-                response = connection.roundtrip(server.post(body, b"tools/list", None))
-                pages.append(listing_page(response, request_id))
-                request_id += 1
-                if time.perf_counter() > deadline:
-                    raise BenchError("timed out")
-                cursor = _next_cursor(pages[-1])
-                if cursor is None:
-                    return pages
-
-        for _ in range(warmup):
-            list_all()
-        _tools_of(list_all(), result)
-        last: list[bytes] = []
-        cpu_before = tree_cpu_seconds(server.pid)
-        start = time.perf_counter()
-        for _ in range(calls):
-            last = list_all()
-        result.seconds = time.perf_counter() - start
-        result.server_cpu_seconds = tree_cpu_seconds(server.pid) - cpu_before
-        result.calls = calls
-        check = ToolsListResult(status="ok")
-        _tools_of(last, check)  # the last listing, parsed after the clock: the same tools again
-        if calls and check.tool_count != result.tool_count:
-            raise BenchError(f"the last listing had {check.tool_count} tools, the first {result.tool_count}")
+        cpu = partial(tree_cpu_seconds, server.pid)
+        _time_listings(_listings(fetch, deadline), calls, warmup, cpu, result)
     except (BenchError, OSError, ValueError) as exc:
         result.status = "failed" if phase == "listing" else "unavailable"
         result.reason = f"{phase}: {exc}; output: {server.output_tail()[-300:]}"

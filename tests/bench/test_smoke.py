@@ -34,14 +34,13 @@ OURS_HTTP = (
 )
 
 
-async def test_one_short_round_prints_every_section_and_target(tmp_path: Path) -> None:
-    report = tmp_path / "run.json"
+async def _one_short_round(report: Path, *options: str) -> str:
+    """Run ``bench/run.py`` for one short round (handshake era, 30 tools listed) with ``options``;
+    its stdout, after checking it exited 0."""
     command = [
         sys.executable,
         "bench/run.py",
-        "--transport=stdio",
         "--era=handshake",
-        "--only=ours,raw",
         "--rounds=1",
         "--calls=50",
         "--inflight-calls=64",
@@ -49,15 +48,25 @@ async def test_one_short_round_prints_every_section_and_target(tmp_path: Path) -
         "--list-tools=30",
         "--list-calls=5",
         "--list-rounds=1",
-        "--import-runs=1",
-        "--floor-rounds=1",
-        "--memory-calls=1500",
+        *options,
         f"--json={report}",
     ]
     with anyio.fail_after(120):
         result = await anyio.run_process(command, cwd=REPO, check=False)
-    out = result.stdout.decode()
     assert result.returncode == 0, result.stderr.decode()[-2000:]
+    return result.stdout.decode()
+
+
+async def test_one_short_round_prints_every_section_and_target(tmp_path: Path) -> None:
+    report = tmp_path / "run.json"
+    out = await _one_short_round(
+        report,
+        "--transport=stdio",
+        "--only=ours,raw",
+        "--import-runs=1",
+        "--floor-rounds=1",
+        "--memory-calls=1500",
+    )
     for heading in (
         "MCP over stdio, handshake era",
         "tools/list over stdio with 30 tools",
@@ -84,28 +93,9 @@ async def test_one_short_round_prints_every_section_and_target(tmp_path: Path) -
 
 async def test_one_short_http_round_lists_tools_beside_the_echo_table(tmp_path: Path) -> None:
     report = tmp_path / "run.json"
-    command = [
-        sys.executable,
-        "bench/run.py",
-        "--transport=http",
-        "--era=handshake",
-        "--only=ours-json,raw",
-        "--rounds=1",
-        "--calls=50",
-        "--inflight-calls=64",
-        "--warmup=5",
-        "--list-tools=30",
-        "--list-calls=5",
-        "--list-rounds=1",
-        "--skip-import",
-        "--skip-floor",
-        "--skip-memory",
-        f"--json={report}",
-    ]
-    with anyio.fail_after(120):
-        result = await anyio.run_process(command, cwd=REPO, check=False)
-    out = result.stdout.decode()
-    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    out = await _one_short_round(
+        report, "--transport=http", "--only=ours-json,raw", "--skip-import", "--skip-floor", "--skip-memory"
+    )
     assert "tools/list over Streamable HTTP (handshake era, one connection) with 30 tools" in out
     assert "ours-json / raw   ms per listing" in out
     document = orjson.loads(report.read_bytes())
