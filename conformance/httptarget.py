@@ -232,6 +232,21 @@ class HttpStream:
             await self._stream.aclose()
 
 
+def _request(
+    where: Endpoint, method: str, headers: Mapping[str, str], body: bytes | None
+) -> tuple[h11.Connection, bytes]:
+    """A client connection for one request to ``where`` (closed after it), and the request's bytes."""
+    request_headers = [("host", where.host_header), ("connection", "close"), *headers.items()]
+    if body is not None:
+        request_headers.append(("content-length", str(len(body))))
+    conn = h11.Connection(h11.CLIENT)
+    data = conn.send(h11.Request(method=method, target=where.path, headers=request_headers))
+    if body:
+        data += conn.send(h11.Data(data=body))
+    data += conn.send(h11.EndOfMessage())
+    return conn, data
+
+
 class HttpConnection:
     """A client session with the endpoint (the session id and revision it learnt)."""
 
@@ -285,14 +300,7 @@ class HttpConnection:
         ``timeout``. ``url``: another URL than the endpoint's (absolute, or relative to it)."""
         target = self._target
         where = target.endpoint(url)
-        request_headers = [("host", where.host_header), ("connection", "close"), *headers.items()]
-        if body is not None:
-            request_headers.append(("content-length", str(len(body))))
-        conn = h11.Connection(h11.CLIENT)
-        data = conn.send(h11.Request(method=method, target=where.path, headers=request_headers))
-        if body:
-            data += conn.send(h11.Data(data=body))
-        data += conn.send(h11.EndOfMessage())
+        conn, data = _request(where, method, headers, body)
         parts: list[bytes] = []
         head: h11.Response | None = None
         complete = False
@@ -342,14 +350,7 @@ class HttpConnection:
         :meth:`HttpStream.read` (for streams that do not end)."""
         target = self._target
         where = target.endpoint()
-        request_headers = [("host", where.host_header), ("connection", "close"), *headers.items()]
-        if body is not None:
-            request_headers.append(("content-length", str(len(body))))
-        conn = h11.Connection(h11.CLIENT)
-        data = conn.send(h11.Request(method=method, target=where.path, headers=request_headers))
-        if body:
-            data += conn.send(h11.Data(data=body))
-        data += conn.send(h11.EndOfMessage())
+        conn, data = _request(where, method, headers, body)
         with anyio.fail_after(timeout):
             stream = await target.open_stream(where)
         try:

@@ -9,14 +9,12 @@ loads the client, nor a client the server.
 
 from __future__ import annotations
 
-import sys
+from ._lazy import lazy_names
 
 __version__ = "0.1.0"
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost more than this module
 if TYPE_CHECKING:
-    from typing import Any
-
     from . import content
     from .client import Client, UnsupportedProtocolVersion
     from .errors import (
@@ -75,22 +73,4 @@ _LAZY: dict[str, str] = {
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-
-    def __getattr__(name: str) -> Any:
-        # __import__ rather than importlib.import_module: the same import, but the one that
-        # ``python -X importtime`` sees (import_module's own lines are missing from its report).
-        if name == "content":
-            __import__(f"{__name__}.content")
-            value: Any = sys.modules[f"{__name__}.content"]
-        elif name in _LAZY:
-            module = f"{__name__}{_LAZY[name]}"
-            __import__(module)
-            value = getattr(sys.modules[module], name)
-        else:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        globals()[name] = value  # later lookups are plain attribute reads
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+    __getattr__, __dir__ = lazy_names(globals(), _LAZY, modules=("content",))

@@ -918,12 +918,7 @@ class McpHttpApp:
                 logger.exception("unhandled error while serving %r", request.method)
                 answer = codec.encode_error(request.id, InternalError("Internal error"))
             else:
-                try:
-                    answer = codec.encode_response(request.id, result)
-                except TypeError as exc:  # orjson raises a TypeError subclass for what is not JSON
-                    logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
-                    error = InternalError("Internal error: result is not JSON")
-                    answer = codec.encode_error(request.id, error)
+                answer = codec.encode_answer(request, result)
         if scope.cancel_called:
             return None, 202
         return answer, status

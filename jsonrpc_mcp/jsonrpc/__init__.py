@@ -6,8 +6,9 @@ the endpoint (and with it asyncio and anyio).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .endpoint import CancelSpec, Dispatcher, Endpoint, RequestContext
@@ -71,14 +72,4 @@ _HOME: dict[str, str] = {
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-
-    def __getattr__(name: str) -> Any:
-        if name not in __all__:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(_HOME.get(name, ".errors"), __name__), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+    __getattr__, __dir__ = lazy_names(globals(), _HOME, default=".errors")

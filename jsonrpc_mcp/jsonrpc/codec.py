@@ -7,16 +7,18 @@ strings, so an encoded message never contains a raw newline and stdio framing st
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import orjson
 
-from .errors import InvalidRequest, JsonRpcError, ParseError
+from .errors import InternalError, InvalidRequest, JsonRpcError, ParseError
 from .messages import ErrorResponse, Incoming, Invalid, Message, Notification, Request, RequestId, Response
 
 __all__ = [
     "decode",
     "encode",
+    "encode_answer",
     "encode_error",
     "encode_notification",
     "encode_request",
@@ -25,6 +27,7 @@ __all__ = [
 ]
 
 _dumps = orjson.dumps
+logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
 
 def _id_ok(value: object) -> bool:
@@ -118,8 +121,17 @@ def encode_notification(method: str, params: Any = None) -> bytes:
 
 
 def encode_response(rid: RequestId, result: Any) -> bytes:
-    """Encode a result; raises ``TypeError`` when the result is not JSON (the endpoint answers -32603)."""
+    """Encode a result; raises ``TypeError`` when the result is not JSON (see :func:`encode_answer`)."""
     return _dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def encode_answer(request: Request, result: Any) -> bytes:
+    """The response carrying ``result``, or -32603 (logged) when the result is not JSON."""
+    try:
+        return _dumps({"jsonrpc": "2.0", "id": request.id, "result": result})
+    except TypeError as exc:  # orjson raises a TypeError subclass for what is not JSON
+        logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
+        return encode_error(request.id, InternalError("Internal error: result is not JSON"))
 
 
 def encode_error(rid: RequestId | None, error: JsonRpcError, *, omit_null_id: bool = False) -> bytes:

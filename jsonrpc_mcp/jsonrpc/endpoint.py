@@ -644,11 +644,7 @@ class Endpoint:
                 logger.exception("unhandled error while serving %r", request.method)
                 data = self._encode_error(request.id, InternalError("Internal error"))
             else:
-                try:
-                    data = codec.encode_response(request.id, result)
-                except TypeError as exc:  # orjson raises a TypeError subclass for what is not JSON
-                    logger.error("result of %r is not JSON-serialisable: %s", request.method, exc)
-                    data = self._encode_error(request.id, InternalError("Internal error: result is not JSON"))
+                data = codec.encode_answer(request, result)
         # Claim the id with our own scope: if a cancellation claimed it first (and the peer has since
         # reused the id for a new request), the entry is not ours and nothing may be sent.
         if self._peer.finish_incoming(request.id, scope) is None:

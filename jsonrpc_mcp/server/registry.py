@@ -234,8 +234,6 @@ class Tool:
 class Resource:
     """A registered resource with a fixed URI."""
 
-    _is_template = False
-
     def __init__(
         self,
         uri: str,
@@ -296,8 +294,6 @@ class Resource:
 
 class ResourceTemplate(Resource):
     """A registered resource template (RFC 6570); its handler receives the template variables."""
-
-    _is_template = True
 
     def __init__(self, uri_template: str, fn: Callable[..., Any], **kwargs: Any) -> None:
         from .uritemplate import UriTemplate  # on first use: most servers have no templates
