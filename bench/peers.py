@@ -22,7 +22,7 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.npm import NpmInstallError, ensure_installed, installed_version, node_binary
+from jsonrpc_mcp_conformance.npm import NpmInstallError, ensure_installed, installed_version, node_binary
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent

@@ -285,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command_name == "serve":
         return _serve(args)
     if args.command_name == "conformance":  # the harness lives outside the package; imported only here
-        from conformance.cli import main as conformance_main
+        from jsonrpc_mcp_conformance.cli import main as conformance_main
 
         return conformance_main(args.rest, prog="jsonrpc-mcp conformance")
     import anyio

@@ -72,7 +72,7 @@ def _modules_after(statement: str) -> set[str]:
     return set(json.loads(done.stdout))
 
 
-HEAVY = ("uvicorn", "starlette", "mcp", "conformance", "httpx", "h11")
+HEAVY = ("uvicorn", "starlette", "mcp", "jsonrpc_mcp_conformance", "httpx", "h11")
 
 
 @pytest.mark.parametrize(

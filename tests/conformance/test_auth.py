@@ -13,12 +13,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance import HttpTarget, Run, check, load_spec
-from conformance.cli import EXIT_OK, EXIT_USAGE, main, target_from_config
-from conformance.httptarget import parse_bearer_challenge
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.transports.http.auth import AccessToken, AuthSettings, StaticTokenVerifier, TokenVerifier
+from jsonrpc_mcp_conformance import HttpTarget, Run, check, load_spec
+from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_USAGE, main, target_from_config
+from jsonrpc_mcp_conformance.httptarget import parse_bearer_challenge
 
 from ..http.support import REPO, serving
 

@@ -12,9 +12,10 @@ import anyio
 import orjson
 import pytest
 
-from conformance import InProcessTarget, StdioTarget, check, load_spec
-from conformance.match import match
-from conformance.runner import (
+from jsonrpc_mcp.cli import load_target
+from jsonrpc_mcp_conformance import InProcessTarget, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance.match import match
+from jsonrpc_mcp_conformance.runner import (
     Abort,
     Channel,
     Options,
@@ -25,7 +26,6 @@ from conformance.runner import (
     base_variables,
     judge_invariant,
 )
-from jsonrpc_mcp.cli import load_target
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance import HttpTarget, InProcessTarget, Run, StdioTarget, check, load_spec
-from conformance.faultserver import MODERN, create_server, http_app, serve_with_faults
+from jsonrpc_mcp_conformance import HttpTarget, InProcessTarget, Run, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance.faultserver import MODERN, create_server, http_app, serve_with_faults
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 SPEC = load_spec()
@@ -152,7 +152,7 @@ async def test_untagged_subscription_notifications_fail_only_the_tagging_require
     }
 
 
-FAULT_SERVER = [sys.executable, "-m", "conformance.faultserver"]
+FAULT_SERVER = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 ROOT = str(Path(__file__).resolve().parents[2])
 
 

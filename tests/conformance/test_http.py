@@ -14,11 +14,11 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance import Fixture, HttpTarget, Run, check, load_spec
-from conformance.cli import EXIT_OK, EXIT_USAGE, main
-from conformance.fixtures import TRANSPORT_REVISIONS, expand_revisions
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp.http import McpHttpApp
+from jsonrpc_mcp_conformance import Fixture, HttpTarget, Run, check, load_spec
+from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_USAGE, main
+from jsonrpc_mcp_conformance.fixtures import TRANSPORT_REVISIONS, expand_revisions
 
 from ..http.support import REPO, serving, spawned
 

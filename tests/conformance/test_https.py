@@ -12,10 +12,10 @@ import anyio
 import anyio.streams.tls
 import pytest
 
-from conformance import HttpTarget, load_spec
-from conformance.cli import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp.http import McpHttpApp
+from jsonrpc_mcp_conformance import HttpTarget, load_spec
+from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
 
 from ..http.support import REPO, serving, spawned
 

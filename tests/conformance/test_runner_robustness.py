@@ -11,9 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance import Run, StdioTarget, check, load_spec
-from conformance.cli import EXIT_FAILED, main
-from conformance.runner import sent_request_ids
+from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance.cli import EXIT_FAILED, main
+from jsonrpc_mcp_conformance.runner import sent_request_ids
 
 pytestmark = pytest.mark.anyio
 

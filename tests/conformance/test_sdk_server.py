@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance import Run, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "conformance" / "servers" / "sdk_server.py"

@@ -20,7 +20,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from conformance import HttpTarget, Run, check, load_spec
+from jsonrpc_mcp_conformance import HttpTarget, Run, check, load_spec
 
 from .test_sdk_server import DOCUMENTED_FAILURES as STDIO_DOCUMENTED
 

@@ -11,10 +11,10 @@ from xml.etree import ElementTree as ET
 import anyio
 import pytest
 
-from conformance import InProcessTarget, check
-from conformance.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
-from conformance.fixtures import ALL_REVISIONS
 from jsonrpc_mcp.cli import load_target
+from jsonrpc_mcp_conformance import InProcessTarget, check
+from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
+from jsonrpc_mcp_conformance.fixtures import ALL_REVISIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = [
@@ -24,7 +24,7 @@ EVERYTHING = [
     "serve",
     str(ROOT / "examples" / "everything" / "server.py"),
 ]
-FAULTY = [sys.executable, "-m", "conformance.faultserver"]
+FAULTY = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 
 
 @pytest.mark.anyio

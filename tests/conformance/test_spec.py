@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from conformance.baseline import BaselineError, parse_baseline
-from conformance.fixtures import ALL_REVISIONS, FixtureError, load_spec
-from conformance.match import match
+from jsonrpc_mcp_conformance.baseline import BaselineError, parse_baseline
+from jsonrpc_mcp_conformance.fixtures import ALL_REVISIONS, FixtureError, load_spec
+from jsonrpc_mcp_conformance.match import match
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
 NOTES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "NOTES.md"

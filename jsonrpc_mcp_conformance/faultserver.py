@@ -1,6 +1,6 @@
 """A small MCP server with switchable faults, to prove the harness can fail.
 
-Run it over stdio: ``python -m conformance.faultserver [--fault NAME ...]``, or in-process with
+Run it over stdio: ``python -m jsonrpc_mcp_conformance.faultserver [--fault NAME ...]``, or in-process with
 :func:`serve_with_faults`. Without faults it passes every applicable requirement. Each fault breaks the
 wire behaviour in one way (the server's own logic is untouched; frames are rewritten on their way):
 
@@ -287,7 +287,7 @@ def http_app(faults: Iterable[str] = (), server: Server | None = None) -> tuple[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m conformance.faultserver", description=__doc__.split("\n")[0]
+        prog="python -m jsonrpc_mcp_conformance.faultserver", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--fault", action="append", default=[], choices=FAULTS + HTTP_FAULTS)
     parser.add_argument(

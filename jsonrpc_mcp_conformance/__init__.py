@@ -2,7 +2,7 @@
 
 From pytest, in-process::
 
-    from conformance import InProcessTarget, check
+    from jsonrpc_mcp_conformance import InProcessTarget, check
     run = await check(InProcessTarget.from_server(server), revisions=["2025-11-25"])
     assert not run.failures()
 """

@@ -208,7 +208,9 @@ def exit_code(run: Run) -> int:
     return EXIT_FAILED if summary(run)["failed"] else EXIT_OK
 
 
-def main(argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "python -m conformance") -> int:
+def main(
+    argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "python -m jsonrpc_mcp_conformance"
+) -> int:
     out = out or sys.stdout
     args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
     try:

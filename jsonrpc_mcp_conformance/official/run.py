@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance import npm
+from jsonrpc_mcp_conformance import npm
 
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 
