@@ -48,7 +48,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -61,8 +61,7 @@ from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..jsonrpc.messages import ErrorResponse, Incoming, Invalid, Notification, Request, Response
 from ..revisions import REVISIONS, Revision
 from ..server.modern import CLIENT_CAPABILITIES, MODERN_ONLY, PROTOCOL_VERSION, serve_checked
-from ..server.server import MCP_CANCEL, Server
-from ..server.session import ServerSession, State
+from ..server.session import MCP_CANCEL, ServerSession, State
 from ..transports.http import security
 from ..transports.http.auth import AuthSettings, authenticate, prm_paths, protected_resource_metadata
 from ..transports.http.security import Decision, TransportSecurity
@@ -70,6 +69,9 @@ from ..transports.memory import memory_pair
 from ..transports.sse import KEEPALIVE, encode_event
 from .events import EventStore, EventStream, InMemoryEventStore
 from .modern import HEADER_MISMATCH, check_notification, check_request, mcp_headers
+
+if TYPE_CHECKING:
+    from ..server.server import Server
 
 __all__ = ["McpHttpApp"]
 

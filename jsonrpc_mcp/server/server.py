@@ -21,7 +21,7 @@ from ..errors import (
     ToolError,
     UrlElicitationRequired,
 )
-from ..jsonrpc.endpoint import CancelSpec, Endpoint
+from ..jsonrpc.endpoint import Endpoint
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import ALL_REVISIONS, Revision
 from ..transports.base import MessageStream
@@ -31,7 +31,7 @@ from .context import Context
 from .modern import MissingClientCapability
 from .mrtr import DEFAULT_STATE_TTL, RequestStateSealer
 from .registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
-from .session import ServerSession, State
+from .session import MCP_CANCEL, ServerSession, State
 from .subscriptions import SubscriptionHub
 
 __all__ = ["Server"]
@@ -39,8 +39,6 @@ __all__ = ["Server"]
 logger = logging.getLogger("jsonrpc_mcp.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-MCP_CANCEL = CancelSpec("notifications/cancelled", "requestId")
 
 
 class Server:

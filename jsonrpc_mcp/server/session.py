@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.lowlevel
 
+from .. import wire
 from ..errors import CapabilityError, ResourceNotFound
-from ..jsonrpc.endpoint import Outbound, RequestContext
+from ..jsonrpc.endpoint import CancelSpec, Outbound, RequestContext
 from ..jsonrpc.errors import InvalidParams, InvalidRequest, JsonRpcError, MethodNotFound
 from ..jsonrpc.messages import Notification, Request
 from ..revisions import Revision, negotiate
@@ -44,9 +45,12 @@ from .subscriptions import covers, listen
 if TYPE_CHECKING:
     from .server import Server
 
-__all__ = ["ServerSession", "State"]
+__all__ = ["MCP_CANCEL", "ServerSession", "State"]
 
 logger = logging.getLogger("jsonrpc_mcp.server")
+
+# how MCP cancels a request: notifications/cancelled naming it by params.requestId
+MCP_CANCEL = CancelSpec(wire.CANCELLED, wire.CANCEL_ID_KEY)
 
 
 class State(enum.Enum):
