@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         UrlElicitationRequired,
     )
     from .jsonrpc.errors import JsonRpcError
+    from .server._pipeline import Call
     from .server.context import Context
     from .server.introspect import Arg
     from .server.registry import ResourceContent, ToolResult
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Arg",
+    "Call",
     "CapabilityError",
     "Client",
     "ClientError",
@@ -55,6 +57,7 @@ __all__ = [
 # public name -> the module that defines it (relative to this package)
 _LAZY: dict[str, str] = {
     "Arg": ".server.introspect",
+    "Call": ".server._pipeline",
     "CapabilityError": ".errors",
     "Client": ".client.client",
     "ClientError": ".errors",

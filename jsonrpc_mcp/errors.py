@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import wire
 from .jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 
-URL_ELICITATION_REQUIRED = -32042
+URL_ELICITATION_REQUIRED = wire.URL_ELICITATION_REQUIRED
 
 __all__ = [
     "CapabilityError",
     "ClientError",
     "McpError",
+    "MissingClientCapability",
     "RegistrationError",
     "ResourceNotFound",
     "ToolError",
+    "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
 ]
 
@@ -53,6 +56,30 @@ class CapabilityError(McpError):
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(message, data, code=INTERNAL_ERROR)
+
+
+class MissingClientCapability(CapabilityError):
+    """Serving the request needs a capability the client did not declare in it (2026-07-28).
+
+    What the Context raises in modern requests where a handshake session raises a plain
+    :class:`CapabilityError`, so a handler catching ``CapabilityError`` works in both eras; let
+    escape, it answers the request with the revision's code (-32021) and
+    ``data.requiredCapabilities`` (e.g. ``{"elicitation": {}}``).
+    """
+
+    code = wire.MISSING_CLIENT_CAPABILITY
+
+    def __init__(self, message: str, required: dict[str, Any]) -> None:
+        JsonRpcError.__init__(
+            self, message, {"requiredCapabilities": required}, code=wire.MISSING_CLIENT_CAPABILITY
+        )
+        self.required = required
+
+
+class UnsupportedProtocolVersion(JsonRpcError):
+    """The request names a revision this server does not serve (2026-07-28: -32022)."""
+
+    code = wire.UNSUPPORTED_PROTOCOL_VERSION
 
 
 class ClientError(McpError):

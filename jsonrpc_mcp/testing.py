@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import anyio
@@ -98,7 +99,7 @@ async def connect(
     stream: MessageStream = WireRecorder(client_end) if recorder else client_end
     error: Exception | None = None
     async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, server_end)
+        tg.start_soon(partial(server.serve, server_end, transport="memory"))
         try:
             async with Client(stream, request_timeout=timeout, **client_options) as client:
                 client.wire = stream  # type: ignore[attr-defined]
@@ -210,7 +211,7 @@ async def connect_raw(server: Server, *, timeout: float = 10.0) -> AsyncIterator
     client_end, server_end = memory_pair()
     error: Exception | None = None
     async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, server_end)
+        tg.start_soon(partial(server.serve, server_end, transport="memory"))
         try:
             yield RawConnection(client_end, timeout)
         except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup

@@ -1,13 +1,15 @@
-"""The MCP revisions this implementation speaks, oldest first, and version negotiation."""
+"""The MCP revisions this implementation speaks, oldest first, and version negotiation.
+
+The revisions are found, not listed: every module ``rev_YYYY_MM_DD.py`` in this package defines one
+``REVISION``, so adding a revision is adding a file.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+
 from .base import Revision
-from .rev_2024_11_05 import REVISION as REV_2024_11_05
-from .rev_2025_03_26 import REVISION as REV_2025_03_26
-from .rev_2025_06_18 import REVISION as REV_2025_06_18
-from .rev_2025_11_25 import REVISION as REV_2025_11_25
-from .rev_2026_07_28 import REVISION as REV_2026_07_28
 
 __all__ = [
     "ALL_REVISIONS",
@@ -16,13 +18,29 @@ __all__ = [
     "MODERN_REVISIONS",
     "REVISIONS",
     "Revision",
+    "discover",
     "get_revision",
     "negotiate",
 ]
 
-HANDSHAKE_REVISIONS: tuple[Revision, ...] = (REV_2024_11_05, REV_2025_03_26, REV_2025_06_18, REV_2025_11_25)
-MODERN_REVISIONS: tuple[Revision, ...] = (REV_2026_07_28,)
-ALL_REVISIONS: tuple[Revision, ...] = HANDSHAKE_REVISIONS + MODERN_REVISIONS
+
+def discover(directory: str | None = None, package: str = __name__) -> tuple[Revision, ...]:
+    """The ``REVISION`` of every ``rev_*.py`` module of ``package`` (in ``directory``), by version."""
+    found: list[Revision] = []
+    for name in os.listdir(directory or os.path.dirname(__file__)):
+        if name.startswith("rev_") and name.endswith(".py"):
+            module = f"{package}.{name[:-3]}"
+            __import__(module)
+            revision = getattr(sys.modules[module], "REVISION", None)
+            if not isinstance(revision, Revision):
+                raise TypeError(f"{module} defines no REVISION")
+            found.append(revision)
+    return tuple(sorted(found, key=lambda r: r.version))
+
+
+ALL_REVISIONS: tuple[Revision, ...] = discover()
+HANDSHAKE_REVISIONS: tuple[Revision, ...] = tuple(r for r in ALL_REVISIONS if r.has_handshake)
+MODERN_REVISIONS: tuple[Revision, ...] = tuple(r for r in ALL_REVISIONS if not r.has_handshake)
 REVISIONS: dict[str, Revision] = {r.version: r for r in ALL_REVISIONS}
 LATEST_HANDSHAKE = HANDSHAKE_REVISIONS[-1]
 

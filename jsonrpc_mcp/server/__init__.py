@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._pipeline import Call, CallNext, Middleware
     from .context import Context
     from .introspect import Arg
     from .registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
@@ -19,8 +20,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Arg",
+    "Call",
+    "CallNext",
     "Completer",
     "Context",
+    "Middleware",
     "Prompt",
     "Resource",
     "ResourceContent",
@@ -33,6 +37,9 @@ __all__ = [
 
 _HOME: dict[str, str] = {
     "Arg": ".introspect",
+    "Call": "._pipeline",
+    "CallNext": "._pipeline",
+    "Middleware": "._pipeline",
     "Context": ".context",
     "Server": ".server",
     "ServerSession": ".session",

@@ -21,7 +21,7 @@ In a modern (2026-07-28) request the same calls are *asks* of a multi round-trip
 :mod:`jsonrpc_mcp.server.mrtr`): the answer comes from the client's retry, and the handler runs
 again from the start on every round, so what it does before an ask may happen more than once. A
 capability missing from the request's ``clientCapabilities`` raises
-:class:`~jsonrpc_mcp.server.modern.MissingClientCapability` (a :class:`CapabilityError`, answered
+:class:`~jsonrpc_mcp.errors.MissingClientCapability` (a :class:`CapabilityError`, answered
 -32021 if let escape); only ``tools/call``, ``prompts/get`` and ``resources/read`` can ask.
 """
 
@@ -38,14 +38,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..content import fit_all, for_revision, is_content_block
-from ..errors import CapabilityError, ClientError
+from ..errors import CapabilityError, ClientError, MissingClientCapability
 from ..jsonrpc.endpoint import RequestContext
 from ..jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 from ..revisions import Revision
 from .clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
 from .elicitation import check_form_schema
-from .modern import MissingClientCapability
-from .mrtr import INPUT_METHODS, MRTR_METHODS, Exchange, current_exchange
+from .mrtr import INPUT_METHODS, Exchange, current_exchange
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -285,7 +284,7 @@ class Context:
         if self._exchange is None and not self.revision.has_handshake:
             raise CapabilityError(
                 f"a {self.method} request cannot ask the client for input in protocol revision "
-                f"{self.revision.version}; only {', '.join(sorted(MRTR_METHODS))} can"
+                f"{self.revision.version}; only {', '.join(sorted(self.revision.input_request_methods))} can"
             )
 
     def _missing(self, message: str, required: dict[str, Any]) -> CapabilityError:

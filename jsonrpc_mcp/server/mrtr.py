@@ -52,7 +52,6 @@ from ..jsonrpc.errors import InvalidParams
 __all__ = [
     "DEFAULT_STATE_TTL",
     "INPUT_METHODS",
-    "MRTR_METHODS",
     "STATE_KEY_ENV",
     "Exchange",
     "InputRequired",
@@ -62,7 +61,6 @@ __all__ = [
 ]
 
 # the requests that may answer with an InputRequiredResult
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 # what may be asked, and the prefix of its keys
 INPUT_METHODS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 

@@ -24,9 +24,9 @@ from ..content import fit_all, fit_annotations, for_revision, is_content_block
 from ..errors import CapabilityError, ClientError, RegistrationError
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
+from ._boundary import to_wire
 from .context import Context
 from .introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
-from .modern import MissingClientCapability
 from .schema import CompiledSchema, SchemaDefinitionError
 
 __all__ = [
@@ -332,21 +332,16 @@ def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revisio
 
 
 async def _run(handler: _Handler, arguments: dict[str, Any], ctx: Context, what: str) -> Any:
-    """Call a resource or prompt handler; its failure is an internal error, logged with its traceback."""
+    """Call a resource or prompt handler; what escapes it becomes a JSON-RPC error (see
+    :func:`._boundary.to_wire`: an unexpected failure is -32603, logged with its traceback)."""
     try:
         return await handler(arguments, ctx)
-    except MissingClientCapability:  # 2026-07-28: the request is answered -32021
-        raise
-    except (CapabilityError, ClientError) as exc:  # the client could not help: our failure to report
-        logger.warning("%s: %s", what, exc.message)
-        raise InternalError(f"Internal error: the handler of {what} failed: {exc.message}") from None
-    except JsonRpcError:
-        raise  # the handler chose its wire error (e.g. ResourceNotFound, InvalidParams)
     except Exception as exc:
-        logger.exception("%s: the handler raised", what)
-        raise InternalError(
-            f"Internal error: the handler of {what} failed: {type(exc).__name__}: {exc}"
-        ) from None
+        error = to_wire(exc, ctx.revision, ctx.method, handler=what)
+        if error is exc:
+            raise
+        assert isinstance(error, JsonRpcError)
+        raise error from None
 
 
 class Prompt:

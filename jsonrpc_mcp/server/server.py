@@ -9,30 +9,27 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from ..errors import (
-    CapabilityError,
-    ClientError,
-    RegistrationError,
-    ResourceNotFound,
-    ToolError,
-    UrlElicitationRequired,
-)
+from ..errors import RegistrationError, ResourceNotFound
 from ..jsonrpc.endpoint import Endpoint
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import ALL_REVISIONS, Revision
-from ..transports.base import MessageStream
-from ..transports.framing import DEFAULT_MAX_LINE
+from ._boundary import to_wire
+from ._handshake import State
+from ._pipeline import Middleware
+from ._router import Router
 from .clientlog import LEVELS
 from .context import Context
-from .modern import MissingClientCapability
 from .mrtr import DEFAULT_STATE_TTL, RequestStateSealer
 from .registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
-from .session import MCP_CANCEL, ServerSession, State
+from .session import MCP_CANCEL, ServerSession
 from .subscriptions import SubscriptionHub
+
+if TYPE_CHECKING:
+    from ..transports.base import MessageStream
 
 __all__ = ["Server"]
 
@@ -126,6 +123,20 @@ class Server:
         self.subscriptions = SubscriptionHub()
         self._wire_cache: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
         self._capabilities_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # every request of every transport and era passes through it (and its middleware)
+        self.router = Router(self)
+
+    # -- middleware -------------------------------------------------------------------------------
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Run ``middleware`` around every request this server serves, over any transport, in
+        either era: an async ``(call, call_next) -> result`` (see :class:`Call`). The first one
+        added is the outermost."""
+        self.router.add(middleware)
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Decorator form of :meth:`add_middleware`."""
+        self.add_middleware(fn)
+        return fn
 
     # -- registration -----------------------------------------------------------------------------
     def add_tool(
@@ -404,26 +415,13 @@ class Server:
                 value = await handler.fn(**arguments)  # _Handler.__call__'s fast path, one await fewer
             else:
                 value = await handler(arguments, ctx)
-        except ToolError as exc:
-            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-        except UrlElicitationRequired as exc:
-            if revision.has_url_elicitation:
+        except Exception as exc:  # an isError result, or the JSON-RPC error the revision says
+            outcome = to_wire(exc, revision, "tools/call", tool=tool.name)
+            if outcome is exc:
                 raise
-            text = f"Tool {tool.name!r} needs the user to visit a URL; this protocol revision cannot ask"
-            logger.warning("%s: %s", text, exc.message)
-            return {"content": [{"type": "text", "text": text}], "isError": True}
-        except MissingClientCapability:  # 2026-07-28: the request is answered -32021
-            raise
-        except (CapabilityError, ClientError) as exc:  # the client cannot or did not help
-            logger.info("tool %r: %s", tool.name, exc.message)
-            text = f"Tool {tool.name!r} failed: {exc.message}"
-            return {"content": [{"type": "text", "text": text}], "isError": True}
-        except JsonRpcError:
-            raise
-        except Exception as exc:
-            logger.exception("tool %r raised", tool.name)
-            text = f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
-            return {"content": [{"type": "text", "text": text}], "isError": True}
+            if isinstance(outcome, JsonRpcError):
+                raise outcome from None
+            return outcome
         try:
             return tool.to_result(value, revision)
         except TypeError:  # orjson could not encode what the handler returned
@@ -520,9 +518,10 @@ class Server:
     def detach(self, session: ServerSession) -> None:
         self._sessions.discard(session)
 
-    async def serve(self, stream: MessageStream) -> None:
-        """Serve one connection over a message stream until the client closes it."""
-        session = ServerSession(self)
+    async def serve(self, stream: MessageStream, *, transport: str = "stream") -> None:
+        """Serve one connection over a message stream until the client closes it (``transport``
+        names the carrier for middleware: "stdio", "memory", ...)."""
+        session = ServerSession(self, transport=transport)
         endpoint = Endpoint(stream, session, request_timeout=self.request_timeout, cancel=MCP_CANCEL)
         session.outbound = endpoint
         self.attach(session)
@@ -534,12 +533,14 @@ class Server:
         finally:
             self.detach(session)
 
-    async def serve_stdio(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
-        """Serve over this process's stdin/stdout until stdin closes."""
+    async def serve_stdio(self, *, max_line: int | None = None) -> None:
+        """Serve over this process's stdin/stdout until stdin closes (``max_line``: the longest
+        line read, 4 MiB by default)."""
         from ..transports.stdio import stdio_server
 
-        async with stdio_server(max_line=max_line) as stream:
-            await self.serve(stream)
+        options: dict[str, Any] = {} if max_line is None else {"max_line": max_line}
+        async with stdio_server(**options) as stream:
+            await self.serve(stream, transport="stdio")
 
     def http_app(self, **options: Any) -> Any:
         """The ASGI application serving this server over HTTP (see :class:`jsonrpc_mcp.http.McpHttpApp`)."""
@@ -547,7 +548,7 @@ class Server:
 
         return McpHttpApp(self, **options)
 
-    def run(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+    def run(self, *, max_line: int | None = None) -> None:
         """Serve over stdio (blocking), then exit promptly even if a sync handler is still busy."""
         anyio.run(lambda: self.serve_stdio(max_line=max_line))
         deadline = time.monotonic() + 0.5

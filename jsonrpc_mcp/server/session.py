@@ -1,17 +1,10 @@
-"""One client's connection to a :class:`Server`: lifecycle, negotiated revision, the MCP methods.
+"""One client's connection to a :class:`Server`: its state, negotiated revision and client.
 
 The session is the JSON-RPC dispatcher for its connection and knows nothing of the transport: it
 talks to the client through an ``Outbound`` (the stdio endpoint, or an HTTP session's streams).
-
-Lifecycle (handshake revisions) is a table from state to the requests allowed in it::
-
-    NEW           -- initialize -->  INITIALIZING  -- notifications/initialized -->  READY
-    NEW:          initialize, ping
-    INITIALIZING: everything but initialize (clients may race their first request with "initialized")
-    READY:        everything but initialize
-
-Anything else is answered with an error; nothing a client sends can crash the session. A method
-of a feature the server did not advertise (``_NEEDS``) is -32601.
+Every request it receives goes to the server's request router (:mod:`._router`), which picks the
+era, runs the middleware and maps what escapes to the wire; the lifecycle of the handshake
+revisions is the table in :mod:`._handshake`. Nothing a client sends can crash the session.
 
 Per session: the client's logging level (``logging/setLevel``; until the client sets one, every
 level is sent, or ``Server.default_log_level`` and up), and the URIs it subscribed to
@@ -21,26 +14,22 @@ request's answer (see :mod:`jsonrpc_mcp.server.context`).
 
 from __future__ import annotations
 
-import base64
-import enum
 import logging
 import threading
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
 
 from .. import wire
-from ..errors import CapabilityError, ResourceNotFound
+from ..errors import CapabilityError
 from ..jsonrpc.endpoint import CancelSpec, Outbound, RequestContext
-from ..jsonrpc.errors import InvalidParams, InvalidRequest, JsonRpcError, MethodNotFound
 from ..jsonrpc.messages import Notification, Request
-from ..revisions import Revision, negotiate
-from .clientlog import LEVELS, level_index
-from .context import Context
-from .modern import is_modern, serve_modern
-from .subscriptions import covers, listen
+from ..revisions import Revision
+from ._handshake import State, transition
+from .clientlog import level_index
+from .subscriptions import covers
 
 if TYPE_CHECKING:
     from .server import Server
@@ -52,16 +41,6 @@ logger = logging.getLogger("jsonrpc_mcp.server")
 # how MCP cancels a request: notifications/cancelled naming it by params.requestId
 MCP_CANCEL = CancelSpec(wire.CANCELLED, wire.CANCEL_ID_KEY)
 
-
-class State(enum.Enum):
-    NEW = "new"
-    INITIALIZING = "initializing"
-    READY = "ready"
-
-
-Handler = Callable[["ServerSession", dict[str, Any], RequestContext], Awaitable[Any]]
-T = TypeVar("T")
-
 # registry kind (Registry.kind, what Server._changed reports) -> (capability, notification)
 _LIST_CHANGED = {
     "tool": ("tools", "notifications/tools/list_changed"),
@@ -69,42 +48,6 @@ _LIST_CHANGED = {
     "resource": ("resources", "notifications/resources/list_changed"),
     "resource template": ("resources", "notifications/resources/list_changed"),
 }
-
-
-def _params(request: Request) -> dict[str, Any]:
-    params = request.params
-    if params is None:
-        return {}
-    if type(params) is not dict:
-        raise InvalidParams("Invalid params: MCP request params must be an object")
-    return params
-
-
-def _required_string(params: dict[str, Any], key: str, method: str) -> str:
-    value = params.get(key)
-    if not isinstance(value, str):
-        raise InvalidParams(f"Invalid params: {method} needs a string {key!r}")
-    return value
-
-
-def encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode("ascii")
-
-
-def decode_cursor(cursor: Any) -> int:
-    """The offset a cursor stands for; -32602 for anything we did not issue."""
-    if cursor is None:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        if not text.startswith("o:"):
-            raise ValueError
-        offset = int(text[2:])
-        if offset < 0:
-            raise ValueError
-    except (ValueError, AttributeError, UnicodeError):
-        raise InvalidParams(f"Invalid params: invalid cursor {cursor!r}") from None
-    return offset
 
 
 class ServerSession:
@@ -119,10 +62,13 @@ class ServerSession:
         client_capabilities: dict[str, Any] | None = None,
         client_info: dict[str, Any] | None = None,
         log_threshold: int | None = None,
+        transport: str = "stream",
     ) -> None:
-        """A new session; with ``revision``, one already ready (see :meth:`ready`)."""
+        """A new session; with ``revision``, one already ready (see :meth:`ready`). ``transport``
+        names what carries it, for middleware: "stdio", "memory", "http", "sse", "stream"."""
         self.server = server
         self.outbound = outbound
+        self.transport = transport
         self.state = State.NEW if revision is None else State.READY
         self.revision = revision
         self.client_info = {} if client_info is None else client_info
@@ -167,21 +113,12 @@ class ServerSession:
         return self.revision.error_id_omittable
 
     # initialize decides how everything after it is read (revision, batches): serve it in order
-    ordered_methods = frozenset({"initialize"})
+    ordered_methods = frozenset({wire.INITIALIZE})
 
-    async def handle_request(self, request: Request, context: RequestContext) -> Any:
-        if self.server.speaks_modern and is_modern(request):  # it stands on its own envelope
-            return await serve_modern(self.server, request, context, self.outbound)
-        method = request.method
-        # the lifecycle table first: before the handshake only initialize and ping exist
-        if self.state is State.NEW:
-            if method != "initialize" and method != "ping":
-                raise InvalidRequest(
-                    f"Invalid Request: {method!r} before initialization; send 'initialize' first"
-                )
-        elif method == "initialize":
-            raise InvalidRequest("Invalid Request: the session is already initialized")
-        return await dispatch(self, request, context)
+    def handle_request(self, request: Request, context: RequestContext) -> Coroutine[Any, Any, Any]:
+        """Serve a request (await the result): the server's router picks the era and runs it
+        through the middleware."""
+        return self.server.router.handle(self, request, context)
 
     def has_feature(self, capability: str) -> bool:
         """Whether the session serves a feature: a capability key, or ``resources.subscribe``."""
@@ -196,13 +133,13 @@ class ServerSession:
 
     async def handle_notification(self, notification: Notification) -> None:
         method = notification.method
-        if method == "notifications/initialized":
-            if self.state is State.INITIALIZING:
-                self.state = State.READY
+        if method == wire.INITIALIZED:
+            state = self.state
+            if transition(self, method):
                 if self._pending:
                     self._poke()  # changes made during the handshake are announced now
             else:
-                logger.debug("'notifications/initialized' in state %s ignored", self.state.value)
+                logger.debug("'notifications/initialized' in state %s ignored", state.value)
         elif method == "notifications/cancelled":
             pass  # the endpoint already cancelled the request
         elif method == "notifications/roots/list_changed":
@@ -307,208 +244,3 @@ class ServerSession:
     def _rev(self) -> Revision:
         assert self.revision is not None
         return self.revision
-
-    def _page(self, kind: str, params: dict[str, Any], key: str) -> dict[str, Any]:
-        items = self.server.wire_list(kind, self._rev())
-        offset = decode_cursor(params.get("cursor"))
-        if offset > len(items):
-            raise InvalidParams(f"Invalid params: invalid cursor {params.get('cursor')!r}")
-        size = self.server.page_size
-        page = items[offset : offset + size]
-        result: dict[str, Any] = {key: page}
-        if offset + size < len(items):
-            result["nextCursor"] = encode_cursor(offset + size)
-        return result
-
-
-async def dispatch(session: ServerSession, request: Request, context: RequestContext) -> Any:
-    """Serve a request the lifecycle allows: find its handler, check the capability, run it."""
-    method = request.method
-    handler = _METHODS.get(method)
-    if handler is None:
-        raise MethodNotFound(f"Method not found: {method}")
-    capability = _NEEDS.get(method)
-    if capability is not None and not session.has_feature(capability):
-        raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
-    return await handler(session, _params(request), context)
-
-
-# -- method handlers ------------------------------------------------------------------------------
-async def _initialize(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    requested = params.get("protocolVersion")
-    if not isinstance(requested, str):
-        raise InvalidParams("Invalid params: initialize needs a string 'protocolVersion'")
-    capabilities = params.get("capabilities", {})
-    client_info = params.get("clientInfo", {})
-    if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
-        raise InvalidParams("Invalid params: 'capabilities' and 'clientInfo' must be objects")
-    server = session.server
-    revision = negotiate(requested, server.revisions)
-    session.revision = revision
-    session.client_capabilities = capabilities
-    session.client_info = client_info
-    session.capabilities = server.capabilities(revision)
-    session.state = State.INITIALIZING
-    if revision.version != requested:
-        logger.info("client asked for %r; answering with %s", requested, revision.version)
-    result: dict[str, Any] = {
-        "protocolVersion": revision.version,
-        "capabilities": session.capabilities,
-        "serverInfo": server.server_info(revision),
-    }
-    if server.instructions:
-        result["instructions"] = server.instructions
-    return result
-
-
-async def _ping(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    return {}
-
-
-async def _discover(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    server = session.server
-    result: dict[str, Any] = {
-        "supportedVersions": [r.version for r in reversed(server.revisions) if not r.has_handshake],
-        "capabilities": session.capabilities,
-    }
-    if server.instructions:
-        result["instructions"] = server.instructions
-    return result
-
-
-async def _tools_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    return session._page("tools", params, "tools")
-
-
-async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[Context], Awaitable[T]]) -> T:
-    """Run a handler with its Context: what it queued is sent before the answer, nothing after it."""
-    ctx = Context(session, rc)
-    try:
-        result = await run(ctx)
-    except BaseException as exc:
-        if rc.cancelled or isinstance(exc, anyio.get_cancelled_exc_class()):
-            ctx._abandon()
-        else:
-            try:
-                await ctx._finish()
-            except Exception:
-                logger.debug("could not flush the %s request's messages", rc.method, exc_info=True)
-        raise
-    await ctx._finish()
-    return result
-
-
-async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    name = _required_string(params, "name", "tools/call")
-    tool = session.server.tools.get(name)
-    if tool is None:
-        raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})
-    arguments = params.get("arguments")
-    if arguments is None:
-        arguments = {}
-    elif type(arguments) is not dict:
-        raise InvalidParams("Invalid params: 'arguments' must be an object")
-    revision = session._rev()
-    errors = tool.check_arguments(arguments)
-    if errors:
-        message = f"Invalid arguments for tool {name!r}: " + "; ".join(errors)
-        if revision.input_errors_as_tool_results:
-            return {"content": [{"type": "text", "text": message}], "isError": True}
-        raise InvalidParams(message, {"errors": errors})
-    server = session.server
-    if tool.handler.context_param is None:  # nothing can reach a Context: do without one
-        return await server.call_tool(tool, arguments, None, revision)
-    return await in_context(session, rc, lambda ctx: server.call_tool(tool, arguments, ctx, revision))
-
-
-async def _resources_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    return session._page("resources", params, "resources")
-
-
-async def _templates_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    return session._page("resource templates", params, "resourceTemplates")
-
-
-async def _resources_read(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    uri = _required_string(params, "uri", "resources/read")
-    server = session.server
-    try:
-        contents = await in_context(session, rc, lambda ctx: server.read_resource(uri, ctx))
-    except ResourceNotFound as exc:
-        raise JsonRpcError(exc.message, exc.data, code=session._rev().resource_not_found_code) from None
-    return {"contents": contents}
-
-
-async def _prompts_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    return session._page("prompts", params, "prompts")
-
-
-async def _prompts_get(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    name = _required_string(params, "name", "prompts/get")
-    prompt = session.server.prompts.get(name)
-    if prompt is None:
-        raise InvalidParams(f"Invalid params: unknown prompt {name!r}", {"name": name})
-    arguments = prompt.check_arguments(params.get("arguments"))
-    return await in_context(session, rc, lambda ctx: prompt.render(arguments, ctx))
-
-
-async def _set_level(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    level = params.get("level")
-    if not isinstance(level, str) or level not in LEVELS:
-        raise InvalidParams(
-            f"Invalid params: unknown logging level {level!r}; use one of {', '.join(LEVELS)}",
-            {"level": level},
-        )
-    session.log_threshold = level_index(level)
-    return {}
-
-
-async def _subscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    uri = _required_string(params, "uri", "resources/subscribe")
-    session.subscriptions.add(uri)
-    return {}
-
-
-async def _unsubscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    uri = _required_string(params, "uri", "resources/unsubscribe")
-    session.subscriptions.discard(uri)
-    return {}
-
-
-async def _complete(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    server = session.server
-    revision = session._rev()
-    return await in_context(session, rc, lambda ctx: server.complete(params, ctx, revision))
-
-
-_METHODS: dict[str, Handler] = {
-    "initialize": _initialize,
-    "ping": _ping,
-    "server/discover": _discover,
-    "tools/list": _tools_list,
-    "tools/call": _tools_call,
-    "resources/list": _resources_list,
-    "resources/templates/list": _templates_list,
-    "resources/read": _resources_read,
-    "prompts/list": _prompts_list,
-    "prompts/get": _prompts_get,
-    "logging/setLevel": _set_level,
-    "resources/subscribe": _subscribe,
-    "resources/unsubscribe": _unsubscribe,
-    "completion/complete": _complete,
-    "subscriptions/listen": listen,
-}
-
-_NEEDS: dict[str, str] = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "logging/setLevel": "logging",
-    "resources/subscribe": "resources.subscribe",
-    "resources/unsubscribe": "resources.subscribe",
-    "completion/complete": "completions",
-}

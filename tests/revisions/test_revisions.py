@@ -94,6 +94,9 @@ EXPECTED = {
     "has_protocol_version_header": {"2025-06-18", "2025-11-25"},
     "has_sse_priming": {"2025-11-25"},
     "has_handshake": {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"},
+    # the stateless revisions' rules: in no handshake revision
+    "has_result_type": set(),
+    "has_routing_headers": set(),
 }
 
 

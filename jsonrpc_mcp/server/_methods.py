@@ -1,0 +1,288 @@
+"""The MCP methods: one handler per request method, and the dispatch that finds them.
+
+The handlers are era-agnostic: they read the revision, capabilities and client state from the
+session they are given (a handshake session, or the throwaway session a stateless request is served
+by) and apply the revision's rules from its data. Which requests reach :func:`dispatch` at all is
+decided before it: by the lifecycle table (:mod:`._handshake`) or the envelope (:mod:`._stateless`).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from .. import wire
+from ..jsonrpc.endpoint import RequestContext
+from ..jsonrpc.errors import InvalidParams, JsonRpcError, MethodNotFound
+from ..jsonrpc.messages import Request
+from ..revisions import Revision, negotiate
+from ._boundary import InvalidArguments, to_wire
+from .clientlog import LEVELS, level_index
+from .context import Context
+from .subscriptions import listen
+
+if TYPE_CHECKING:
+    from .session import ServerSession
+
+__all__ = ["decode_cursor", "dispatch", "encode_cursor", "in_context", "page", "require_method"]
+
+logger = logging.getLogger("jsonrpc_mcp.server")
+
+Handler = Callable[["ServerSession", dict[str, Any], RequestContext], Awaitable[Any]]
+T = TypeVar("T")
+
+
+def _params(request: Request) -> dict[str, Any]:
+    params = request.params
+    if params is None:
+        return {}
+    if type(params) is not dict:
+        raise InvalidParams("Invalid params: MCP request params must be an object")
+    return params
+
+
+def _required_string(params: dict[str, Any], key: str, method: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise InvalidParams(f"Invalid params: {method} needs a string {key!r}")
+    return value
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode("ascii")
+
+
+def decode_cursor(cursor: Any) -> int:
+    """The offset a cursor stands for; -32602 for anything we did not issue."""
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        if not text.startswith("o:"):
+            raise ValueError
+        offset = int(text[2:])
+        if offset < 0:
+            raise ValueError
+    except (ValueError, AttributeError, UnicodeError):
+        raise InvalidParams(f"Invalid params: invalid cursor {cursor!r}") from None
+    return offset
+
+
+def page(session: ServerSession, kind: str, params: dict[str, Any], key: str) -> dict[str, Any]:
+    """One page of a registry's wire form (``nextCursor`` when more follow)."""
+    revision = session.revision
+    assert revision is not None
+    items = session.server.wire_list(kind, revision)
+    offset = decode_cursor(params.get("cursor"))
+    if offset > len(items):
+        raise InvalidParams(f"Invalid params: invalid cursor {params.get('cursor')!r}")
+    size = session.server.page_size
+    result: dict[str, Any] = {key: items[offset : offset + size]}
+    if offset + size < len(items):
+        result["nextCursor"] = encode_cursor(offset + size)
+    return result
+
+
+def require_method(revision: Revision, method: str) -> None:
+    """-32601 unless the revision has the method."""
+    if method not in revision.methods:
+        raise MethodNotFound(f"Method not found: {method} (not part of protocol revision {revision.version})")
+
+
+async def dispatch(session: ServerSession, request: Request, context: RequestContext) -> Any:
+    """Serve a request the lifecycle or the envelope allows: find its handler, check that the
+    revision has the method and the session the capability, run it."""
+    method = request.method
+    handler = _METHODS.get(method)
+    if handler is None:
+        raise MethodNotFound(f"Method not found: {method}")
+    revision = session.revision
+    if revision is not None:
+        require_method(revision, method)
+    capability = _NEEDS.get(method)
+    if capability is not None and not session.has_feature(capability):
+        raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
+    return await handler(session, _params(request), context)
+
+
+# -- method handlers ------------------------------------------------------------------------------
+async def _initialize(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise InvalidParams("Invalid params: initialize needs a string 'protocolVersion'")
+    capabilities = params.get("capabilities", {})
+    client_info = params.get("clientInfo", {})
+    if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
+        raise InvalidParams("Invalid params: 'capabilities' and 'clientInfo' must be objects")
+    server = session.server
+    revision = negotiate(requested, server.revisions)
+    session.revision = revision
+    session.client_capabilities = capabilities
+    session.client_info = client_info
+    session.capabilities = server.capabilities(revision)
+    if revision.version != requested:
+        logger.info("client asked for %r; answering with %s", requested, revision.version)
+    result: dict[str, Any] = {
+        "protocolVersion": revision.version,
+        "capabilities": session.capabilities,
+        "serverInfo": server.server_info(revision),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def _ping(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return {}
+
+
+async def _discover(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    server = session.server
+    result: dict[str, Any] = {
+        "supportedVersions": [r.version for r in reversed(server.revisions) if not r.has_handshake],
+        "capabilities": session.capabilities,
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def _tools_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return page(session, "tools", params, "tools")
+
+
+async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[Context], Awaitable[T]]) -> T:
+    """Run a handler with its Context: what it queued is sent before the answer, nothing after it."""
+    ctx = Context(session, rc)
+    try:
+        result = await run(ctx)
+    except BaseException as exc:
+        if rc.cancelled or isinstance(exc, anyio.get_cancelled_exc_class()):
+            ctx._abandon()
+        else:
+            try:
+                await ctx._finish()
+            except Exception:
+                logger.debug("could not flush the %s request's messages", rc.method, exc_info=True)
+        raise
+    await ctx._finish()
+    return result
+
+
+async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    name = _required_string(params, "name", "tools/call")
+    tool = session.server.tools.get(name)
+    if tool is None:
+        raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif type(arguments) is not dict:
+        raise InvalidParams("Invalid params: 'arguments' must be an object")
+    revision = session.revision
+    assert revision is not None
+    errors = tool.check_arguments(arguments)
+    if errors:  # the model's mistake: an isError result from 2025-11-25 on, -32602 before
+        outcome = to_wire(InvalidArguments(name, errors), revision, wire.TOOLS_CALL, tool=name)
+        if isinstance(outcome, JsonRpcError):
+            raise outcome
+        return outcome
+    server = session.server
+    if tool.handler.context_param is None:  # nothing can reach a Context: do without one
+        return await server.call_tool(tool, arguments, None, revision)
+    return await in_context(session, rc, lambda ctx: server.call_tool(tool, arguments, ctx, revision))
+
+
+async def _resources_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return page(session, "resources", params, "resources")
+
+
+async def _templates_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return page(session, "resource templates", params, "resourceTemplates")
+
+
+async def _resources_read(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    uri = _required_string(params, "uri", "resources/read")
+    server = session.server
+    contents = await in_context(session, rc, lambda ctx: server.read_resource(uri, ctx))
+    return {"contents": contents}  # (a ResourceNotFound gets the revision's code at the boundary)
+
+
+async def _prompts_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    return page(session, "prompts", params, "prompts")
+
+
+async def _prompts_get(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    name = _required_string(params, "name", "prompts/get")
+    prompt = session.server.prompts.get(name)
+    if prompt is None:
+        raise InvalidParams(f"Invalid params: unknown prompt {name!r}", {"name": name})
+    arguments = prompt.check_arguments(params.get("arguments"))
+    return await in_context(session, rc, lambda ctx: prompt.render(arguments, ctx))
+
+
+async def _set_level(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    level = params.get("level")
+    if not isinstance(level, str) or level not in LEVELS:
+        raise InvalidParams(
+            f"Invalid params: unknown logging level {level!r}; use one of {', '.join(LEVELS)}",
+            {"level": level},
+        )
+    session.log_threshold = level_index(level)
+    return {}
+
+
+async def _subscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    uri = _required_string(params, "uri", "resources/subscribe")
+    session.subscriptions.add(uri)
+    return {}
+
+
+async def _unsubscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    uri = _required_string(params, "uri", "resources/unsubscribe")
+    session.subscriptions.discard(uri)
+    return {}
+
+
+async def _complete(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
+    server = session.server
+    revision = session.revision
+    assert revision is not None
+    return await in_context(session, rc, lambda ctx: server.complete(params, ctx, revision))
+
+
+_METHODS: dict[str, Handler] = {
+    wire.INITIALIZE: _initialize,
+    wire.PING: _ping,
+    wire.DISCOVER: _discover,
+    wire.TOOLS_LIST: _tools_list,
+    wire.TOOLS_CALL: _tools_call,
+    wire.RESOURCES_LIST: _resources_list,
+    wire.RESOURCES_TEMPLATES_LIST: _templates_list,
+    wire.RESOURCES_READ: _resources_read,
+    wire.PROMPTS_LIST: _prompts_list,
+    wire.PROMPTS_GET: _prompts_get,
+    wire.SET_LEVEL: _set_level,
+    wire.RESOURCES_SUBSCRIBE: _subscribe,
+    wire.RESOURCES_UNSUBSCRIBE: _unsubscribe,
+    wire.COMPLETE: _complete,
+    wire.LISTEN: listen,
+}
+
+_NEEDS: dict[str, str] = {
+    wire.TOOLS_LIST: "tools",
+    wire.TOOLS_CALL: "tools",
+    wire.RESOURCES_LIST: "resources",
+    wire.RESOURCES_TEMPLATES_LIST: "resources",
+    wire.RESOURCES_READ: "resources",
+    wire.PROMPTS_LIST: "prompts",
+    wire.PROMPTS_GET: "prompts",
+    wire.SET_LEVEL: "logging",
+    wire.RESOURCES_SUBSCRIBE: "resources.subscribe",
+    wire.RESOURCES_UNSUBSCRIBE: "resources.subscribe",
+    wire.COMPLETE: "completions",
+}
