@@ -10,11 +10,11 @@ are checked against the body first (:mod:`.modern`: 400 and -32020 on any disagr
 request is handed straight to :func:`~jsonrpc_mcp.server.modern.serve_checked` under its own cancel
 scope, with a :class:`_ModernCall` as its outbound (no HTTP session, no JSON-RPC endpoint: the hot
 path of stateless serving builds one ServerSession and nothing else, and leaves no reference cycle
-for the GC). The lazy JSON-vs-SSE choice is the same as above, with three differences: closing the
-response (SSE or not) cancels the request; ``subscriptions/listen`` is always answered with SSE,
-kept alive with comment lines and ended gracefully (its final result) when the app shuts down; an
-error answered as JSON gets the status the revision assigns to its code (-32601: 404; -32020,
--32021, -32022: 400). GET and DELETE naming a stateless revision get 405.
+for the GC). The lazy JSON-vs-SSE choice is that of a session's POST (:mod:`._streamable`), with
+three differences: closing the response (SSE or not) cancels the request; ``subscriptions/listen``
+is always answered with SSE, kept alive with comment lines and ended gracefully (its final result)
+when the app shuts down; an error answered as JSON gets the status the revision assigns to its code
+(-32601: 404; -32020, -32021, -32022: 400). GET and DELETE naming a stateless revision get 405.
 
 This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`_serve_modern` and
 :meth:`_run_modern` are kept lean on purpose (no closures, no task group on asyncio, one watcher
