@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .. import wire
 from ..jsonrpc.messages import Notification, Request
 from ..server.registry import Tool
 
@@ -50,16 +51,16 @@ __all__ = [
     "tool_parameters",
 ]
 
-HEADER_MISMATCH = -32020
-VERSION = "mcp-protocol-version"
-MCP_METHOD = "mcp-method"
-MCP_NAME = "mcp-name"
-PARAM_PREFIX = "mcp-param-"
+HEADER_MISMATCH = wire.HEADER_MISMATCH
+VERSION = wire.VERSION_HEADER
+MCP_METHOD = wire.METHOD_HEADER
+MCP_NAME = wire.NAME_HEADER
+PARAM_PREFIX = wire.PARAM_HEADER_PREFIX
 _ROUTING = frozenset({VERSION, MCP_METHOD, MCP_NAME})
 # the routing headers as ASGI servers spell them (lower case): no decoding for the common case
 _KNOWN = {name.encode("latin-1"): name for name in _ROUTING}
 # method -> the params key Mcp-Name mirrors
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_BY = {wire.TOOLS_CALL: "name", wire.PROMPTS_GET: "name", wire.RESOURCES_READ: "uri"}
 
 _SENTINEL = re.compile(rb"=\?base64\?(.*)\?=")
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")

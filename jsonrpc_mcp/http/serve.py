@@ -13,13 +13,16 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
+from .._targets import load_target
 from ..server.mrtr import STATE_KEY_ENV
-from ..server.server import Server
 from .app import McpHttpApp
+
+if TYPE_CHECKING:
+    from ..server.server import Server
 
 __all__ = ["serve_http", "worker_app"]
 
@@ -97,8 +100,6 @@ class _GracefulServer(uvicorn.Server):
 
 def worker_app() -> McpHttpApp:
     """The app of one ``--workers`` process (uvicorn calls this factory in each worker)."""
-    from ..cli import load_target
-
     spec = json.loads(os.environ[_ENV])
     sys.argv = [spec["target"], *spec["args"]]
     return McpHttpApp(load_target(spec["target"]), **spec["options"])

@@ -14,8 +14,7 @@ import anyio
 import pytest
 
 from jsonrpc_mcp.cli import load_target
-from jsonrpc_mcp.http import McpHttpApp
-from jsonrpc_mcp.transports.http.auth import AccessToken, AuthSettings, StaticTokenVerifier, TokenVerifier
+from jsonrpc_mcp.http import AccessToken, AuthSettings, McpHttpApp, StaticTokenVerifier, TokenVerifier
 from jsonrpc_mcp_conformance import HttpTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_USAGE, main, target_from_config
 from jsonrpc_mcp_conformance.httptarget import parse_bearer_challenge

@@ -11,8 +11,7 @@ import httpx
 import pytest
 
 from jsonrpc_mcp import Server
-from jsonrpc_mcp.http import McpHttpApp
-from jsonrpc_mcp.transports.http.auth import AccessToken, AuthSettings, StaticTokenVerifier
+from jsonrpc_mcp.http import AccessToken, AuthSettings, McpHttpApp, StaticTokenVerifier
 
 from .support import JSON_HEADERS, assert_error_body, initialize, post, serving
 

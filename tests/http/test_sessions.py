@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-import jsonrpc_mcp.http.app as app_module
+import jsonrpc_mcp.http._sessions as app_module
 from jsonrpc_mcp.http import McpHttpApp
 
 from .servers.toolbox import Controls, build_server
@@ -165,7 +165,7 @@ async def test_delete_cancels_a_request_in_flight_and_its_post_gets_404(
 
 # -- idle expiry ----------------------------------------------------------------------------------
 class FakeClock:
-    """Stands in for the ``time`` module inside jsonrpc_mcp.http.app: time moves when told to."""
+    """Stands in for the ``time`` module inside jsonrpc_mcp.http._sessions: time moves when told to."""
 
     def __init__(self) -> None:
         self.now = time.monotonic()

@@ -9,7 +9,7 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from jsonrpc_mcp.transports.http.auth import (
+from jsonrpc_mcp.http import (
     WELL_KNOWN_PRM,
     AccessToken,
     AuthResult,

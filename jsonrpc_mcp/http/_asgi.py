@@ -1,0 +1,146 @@
+"""ASGI plumbing of the HTTP app: the ASGI types, responses, request headers and body, negotiation.
+
+Pure helpers over ASGI ``scope``/``receive``/``send``: nothing here knows sessions or MCP eras.
+Header names and media types are the byte forms of :mod:`jsonrpc_mcp.wire`'s names, made once here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+import orjson
+
+from .. import wire
+from ..jsonrpc import codec
+from ..jsonrpc.errors import JsonRpcError
+from . import _security as security
+
+__all__ = [
+    "EVENT_STREAM",
+    "JSON",
+    "LAST_EVENT_ID",
+    "SESSION_HEADER",
+    "VERSION_HEADER",
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "error_body",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# the wire names as ASGI carries them (bytes; header names in lower case)
+JSON = wire.JSON_MEDIA.encode("latin-1")
+EVENT_STREAM = wire.EVENT_STREAM_MEDIA.encode("latin-1")
+SESSION_HEADER = wire.SESSION_HEADER.encode("latin-1")
+VERSION_HEADER = wire.VERSION_HEADER.encode("latin-1")
+LAST_EVENT_ID = wire.LAST_EVENT_ID.encode("latin-1")
+
+
+class _Disconnected(Exception):
+    """The client went away while the body was being read."""
+
+
+def error_body(code: int, message: str) -> bytes:
+    """An id-less JSON-RPC error object (the form HTTP errors without a readable request use)."""
+    return orjson.dumps({"jsonrpc": "2.0", "error": {"code": code, "message": message}})
+
+
+_HEADERS_KEY = "jsonrpc_mcp.headers"
+
+
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The request headers by name (the last value of a repeated one), indexed once per request."""
+    index: dict[bytes, bytes] | None = scope.get(_HEADERS_KEY)
+    if index is None:
+        index = scope[_HEADERS_KEY] = dict(scope["headers"])
+    return index
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    """A request header's value (the last one, if repeated)."""
+    index: dict[bytes, bytes] | None = scope.get(_HEADERS_KEY)
+    value = (_headers(scope) if index is None else index).get(name)
+    return value if value is None or type(value) is bytes else bytes(value)
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    *,
+    json: bool = True,
+) -> None:
+    out = [(b"content-type", JSON)] if body and json else []
+    out.extend(headers)
+    out.append((b"content-length", b"%d" % len(body)))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _error(
+    send: Send, status: int, code: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    await _respond(send, status, error_body(code, message), headers)
+
+
+async def _reject(send: Send, status: int, rid: Any, error: JsonRpcError) -> None:
+    """A JSON-RPC error answering request ``rid`` (id-less when None) with an HTTP error status."""
+    await _respond(send, status, codec.encode_error(rid, error, omit_null_id=True))
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None when it is over ``limit`` bytes."""
+    declared = _header(scope, b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_ACCEPTS: dict[tuple[bytes, bytes], bool] = {}
+
+
+def _accepts(scope: Scope, media: bytes) -> bool:
+    accept = _header(scope, b"accept")
+    if accept is None:
+        return False
+    key = (accept, media)
+    verdict = _ACCEPTS.get(key)
+    if verdict is None:
+        verdict = security.accepts([(b"accept", accept)], media.decode())  # q-values and ranges
+        if len(_ACCEPTS) < 256:  # clients send few distinct Accept headers; a flood is not cached
+            _ACCEPTS[key] = verdict
+    return verdict
+
+
+_JSON_CONTENT: dict[bytes, bool] = {}
+
+
+def _is_json_content(scope: Scope) -> bool:
+    content_type = _header(scope, b"content-type")
+    if content_type is None:
+        return False
+    verdict = _JSON_CONTENT.get(content_type)
+    if verdict is None:
+        verdict = security.content_type_is_json([(b"content-type", content_type)])
+        if len(_JSON_CONTENT) < 256:
+            _JSON_CONTENT[content_type] = verdict
+    return verdict

@@ -1,0 +1,106 @@
+"""The legacy HTTP+SSE transport (2024-11-05), served beside Streamable HTTP.
+
+The legacy HTTP+SSE transport (2024-11-05) is a stream transport: GET on the SSE path runs
+:meth:`Server.serve` over an in-memory pair whose other end writes SSE events, and POSTs to the message
+path push their bodies into it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from urllib.parse import parse_qs
+
+import anyio
+
+from ..jsonrpc.errors import INVALID_REQUEST
+from ..transports.memory import memory_pair
+from ..transports.sse import encode_event
+from ..wire import SESSION_NOT_FOUND
+from ._asgi import EVENT_STREAM, Receive, Scope, Send, _error, _is_json_content, _read_body, _respond
+from ._sessions import _AppState, _new_session_id
+
+__all__: list[str] = []
+
+
+class _LegacySse(_AppState):
+    """The HTTP+SSE part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`: GET on the SSE path opens a
+    connection (and its session), POSTs to the message path carry the client's messages."""
+
+    async def _legacy_get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = _new_session_id()
+        client_end, server_end = memory_pair()
+        to_server, from_posts = anyio.create_memory_object_stream[bytes](math.inf)
+        self.legacy_sessions[session_id] = to_server
+        root = scope.get("root_path", "")
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def write(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        endpoint_uri = f"{root}{self.message_path}?session_id={session_id}"
+        try:
+            await write(encode_event(endpoint_uri.encode(), event="endpoint"))
+            async with anyio.create_task_group() as tg:
+
+                async def pump_in() -> None:
+                    async with from_posts:
+                        async for body in from_posts:
+                            await client_end.send(body)
+                    tg.cancel_scope.cancel()
+
+                async def pump_out() -> None:
+                    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+                        while True:
+                            await write(encode_event(await client_end.receive(), event="message"))
+
+                async def until_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                async def until_shutdown() -> None:
+                    await self._shutting_down.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(self.server.serve, server_end)
+                tg.start_soon(pump_in)
+                tg.start_soon(pump_out)
+                tg.start_soon(until_disconnect)
+                tg.start_soon(until_shutdown)
+        finally:
+            self.legacy_sessions.pop(session_id, None)
+            await to_server.aclose()
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _legacy_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = (query.get("session_id") or [""])[0]
+        if not session_id:
+            await _error(send, 400, INVALID_REQUEST, "Bad Request: missing session_id")
+            return
+        sink = self.legacy_sessions.get(session_id)
+        if sink is None:
+            await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
+            return
+        if not _is_json_content(scope):
+            await _error(
+                send, 415, INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"
+            )
+            return
+        body = await _read_body(scope, receive, self.max_body)
+        if body is None:
+            await _error(send, 413, INVALID_REQUEST, f"Payload Too Large: the limit is {self.max_body} bytes")
+            return
+        try:
+            await sink.send(body)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
+            return
+        await _respond(send, 202, b"Accepted", json=False)

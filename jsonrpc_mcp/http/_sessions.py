@@ -1,0 +1,152 @@
+"""Streamable HTTP sessions: :class:`HttpSession`, the session ids, and reaping idle sessions.
+
+Sessions are minted by a successful ``initialize`` (``Mcp-Session-Id``), end on DELETE, on idle
+expiry (never while a request is in flight) and on shutdown. In stateless mode there are no sessions:
+each POST is served by a fresh session put directly in the ready state for the revision named by
+``MCP-Protocol-Version``.
+
+Every time reading of this package is here (``time.monotonic``), so that a test can move the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..jsonrpc.endpoint import Endpoint
+from ..server.session import MCP_CANCEL, ServerSession
+from .events import EventStore, EventStream
+
+if TYPE_CHECKING:
+    from ..revisions import Revision
+    from ..server.server import Server
+
+__all__ = ["HttpSession"]
+
+logger = logging.getLogger("jsonrpc_mcp.http")
+
+
+class _AppState:
+    """What the parts of :class:`~jsonrpc_mcp.http.app.McpHttpApp` share (set by its ``__init__``).
+
+    The app is one class made of a part per transport (``_streamable``, ``_stateless``,
+    ``_legacy_sse``) and this session table; each part reads the options and tables declared here.
+    """
+
+    server: Server
+    json_response: bool
+    stateless: bool
+    max_body: int
+    session_idle_timeout: float
+    event_store_factory: Callable[[], EventStore]
+    message_path: str
+    retry_ms: int
+    keepalive: float
+    sessions: dict[str, HttpSession]
+    legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]]
+    _shutting_down: anyio.Event
+    _supported: dict[str, Revision]
+    _supported_raw: dict[bytes, Revision]  # by the raw MCP-Protocol-Version value
+
+
+class HttpSession:
+    """One Streamable HTTP session: the MCP session, its endpoint, its streams and event store."""
+
+    def __init__(self, app: _AppState, session_id: str | None) -> None:
+        self.id = session_id
+        self.id_header = session_id.encode() if session_id is not None else None  # Mcp-Session-Id value
+        self.app = app
+        self.mcp = ServerSession(app.server)
+        self.store: EventStore | None = app.event_store_factory() if session_id is not None else None
+        self.standalone = EventStream("_", self.store)
+        self.endpoint = Endpoint(
+            None, self.mcp, channel=self, request_timeout=app.server.request_timeout, cancel=MCP_CANCEL
+        )
+        self.mcp.outbound = self.endpoint
+        self.streams: dict[str, EventStream] = {"_": self.standalone}
+        self._stream_ids = 0
+        self.in_flight = 0
+        self.last_active = time.monotonic()
+        self.closed = False
+        self._notifier: asyncio.Task[None] | None = None
+
+    # the endpoint's default channel: messages not tied to a request go to the standalone stream
+    async def send(self, message: bytes) -> None:
+        await self.standalone.emit(message)
+
+    def new_stream(self) -> EventStream:
+        self._stream_ids += 1
+        stream = EventStream(str(self._stream_ids), self.store)
+        self.streams[stream.id] = stream
+        return stream
+
+    def start(self) -> None:
+        """Start the list_changed notifier (asyncio servers; other loops get no list_changed)."""
+        self.app.server.attach(self.mcp)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            logger.warning("not on asyncio: list_changed notifications are not sent over HTTP")
+            return
+        self._notifier = loop.create_task(self.mcp.run_notifier())
+
+    async def close(self) -> None:
+        """Free everything: cancel what is in flight, end every stream, drop the stored events."""
+        if self.closed:
+            return
+        self.closed = True
+        self.endpoint.cancel_all_incoming()
+        if self._notifier is not None:
+            self._notifier.cancel()
+        self.app.server.detach(self.mcp)
+        for stream in self.streams.values():
+            stream.close()
+        self.streams.clear()
+        if self.store is not None:
+            await self.store.close()
+
+    def done(self) -> None:
+        """A request or stream of this session ended: one fewer in flight, and it counts as activity."""
+        self.in_flight -= 1
+        self.last_active = time.monotonic()
+
+
+class _SessionReaping(_AppState):
+    """The app's idle-session reaper: looks at most every few seconds, on a request or on a timer."""
+
+    _last_reap: float
+    _closing: set[asyncio.Task[None]]  # sessions being closed after expiry
+
+    def _init_reaper(self) -> None:
+        self._last_reap = time.monotonic()
+        self._closing = set()
+
+    async def _reap_periodically(self) -> None:
+        while True:
+            await anyio.sleep(max(1.0, min(60.0, self.session_idle_timeout / 2)))
+            self._reap_idle()
+
+    def _reap_idle(self) -> None:
+        now = time.monotonic()
+        if now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
+            return
+        self._last_reap = now
+        for session_id, session in list(self.sessions.items()):
+            if session.in_flight == 0 and now - session.last_active > self.session_idle_timeout:
+                logger.info("session %s expired after %.0f s idle", session_id, now - session.last_active)
+                del self.sessions[session_id]
+                # keep a reference: the loop holds only a weak one to a task and may lose it midway
+                task = asyncio.get_running_loop().create_task(session.close())
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+
+
+def _new_session_id() -> str:
+    """128 random bits, URL-safe: visible ASCII only, as the specification requires."""
+    return secrets.token_urlsafe(24)

@@ -1,0 +1,336 @@
+"""Streamable HTTP of the stateless revisions (2026-07-28 on): a POST served on its own.
+
+Theory of operation
+-------------------
+Modern traffic (the stateless revisions, 2026-07-28 on) shares the endpoint: a POST whose
+``MCP-Protocol-Version`` names a stateless revision, or whose body's ``_meta`` names a protocol
+version, is served on its own: no ``Mcp-Session-Id`` is minted, echoed or required (one sent is
+ignored, as is ``Last-Event-ID``), and there are no event ids to resume from. Its metadata headers
+are checked against the body first (:mod:`.modern`: 400 and -32020 on any disagreement), then the
+request is handed straight to :func:`~jsonrpc_mcp.server.modern.serve_checked` under its own cancel
+scope, with a :class:`_ModernCall` as its outbound (no HTTP session, no JSON-RPC endpoint: the hot
+path of stateless serving builds one ServerSession and nothing else, and leaves no reference cycle
+for the GC). The lazy JSON-vs-SSE choice is that of a session's POST (:mod:`._streamable`), with
+three differences: closing the response (SSE or not) cancels the request; ``subscriptions/listen``
+is always answered with SSE, kept alive with comment lines and ended gracefully (its final result)
+when the app shuts down; an error answered as JSON gets the status the revision assigns to its code
+(-32601: 404; -32020, -32021, -32022: 400). GET and DELETE naming a stateless revision get 405.
+
+This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`_serve_modern` and
+:meth:`_run_modern` are kept lean on purpose (no closures, no task group on asyncio, one watcher
+sweep per interval rather than a timer per request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from typing import Any
+
+import anyio
+
+from ..errors import CapabilityError
+from ..jsonrpc import codec
+from ..jsonrpc.endpoint import RequestContext
+from ..jsonrpc.errors import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    InternalError,
+    InvalidParams,
+    JsonRpcError,
+)
+from ..jsonrpc.messages import ErrorResponse, Incoming, Notification, Request, Response
+from ..revisions import Revision
+from ..server.modern import MODERN_ONLY, serve_checked
+from ..transports.sse import KEEPALIVE
+from ..wire import (
+    CLIENT_CAPABILITIES,
+    HEADER_MISMATCH,
+    LISTEN,
+    MISSING_CLIENT_CAPABILITY,
+    PROTOCOL_VERSION,
+    TOOLS_CALL,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from ._asgi import EVENT_STREAM, Receive, Scope, Send, _accepts, _error, _headers, _reject, _respond
+from ._sessions import _AppState
+from ._streamable import _PostChannel
+from .modern import check_notification, check_request, mcp_headers
+
+__all__: list[str] = []
+
+logger = logging.getLogger("jsonrpc_mcp.http")
+
+_WATCH_AFTER = 0.02  # seconds before a modern request's connection is watched for the client leaving
+# the HTTP status of a modern request answered with an error (2026-07-28); other codes: 200
+_MODERN_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    METHOD_NOT_FOUND: 404,
+    HEADER_MISMATCH: 400,
+    MISSING_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+INVALID_REQUEST = INVALID_REQUEST
+
+
+class _ModernCall:
+    """One modern request served directly (no session, no endpoint): the Outbound its handler talks
+    through (what it sends goes to its own response), the owner of a listen subscription it opens,
+    and the watcher that cancels it when the client closes the response.
+
+    Made of slots and bound methods, not closures: a request leaves no reference cycle behind
+    (``stop`` breaks the one with its channel), so it is freed at once, not by the cyclic GC."""
+
+    __slots__ = (
+        "__weakref__",
+        "channel",
+        "keepalive",
+        "listen",
+        "loop",
+        "receive",
+        "scope",
+        "since",
+        "watcher",
+    )
+
+    def __init__(
+        self,
+        channel: _PostChannel,
+        receive: Receive,
+        scope: anyio.CancelScope,
+        listen: bool,
+        keepalive: float,
+    ) -> None:
+        self.channel = channel
+        self.receive = receive
+        self.scope = scope
+        self.listen = listen  # subscriptions/listen: its stream is kept alive with comment lines
+        self.keepalive = keepalive
+        self.watcher: asyncio.Task[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None  # asyncio: the loop serving it
+        self.since = 0.0  # asyncio: when it started (loop time)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.channel.send(codec.encode_notification(method, params))
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        # a Context never gets here (a modern request's asks are multi round-trip); a raw caller does
+        raise CapabilityError(f"a modern request sends no requests to the client; {method} cannot be sent")
+
+    def start_watching(self) -> None:
+        """Watch the connection from now on (asyncio: a plain task, cheaper than a task group)."""
+        if self.watcher is None and self.loop is not None:
+            self.watcher = self.loop.create_task(self.watch())
+
+    async def watch(self) -> None:
+        """Cancel the request when the client closes the response (which, unlike in the handshake
+        era, abandons it); keep a listen stream alive meanwhile."""
+        while True:
+            with anyio.move_on_after(self.keepalive if self.listen else math.inf):
+                while (await self.receive())["type"] != "http.disconnect":
+                    pass
+                self.scope.cancel()
+                return
+            stream = self.channel.stream
+            if stream is not None:
+                await stream.write_raw(KEEPALIVE)
+
+    def stop(self) -> None:
+        """The request is over: stop watching, and drop the reference cycle with the channel."""
+        self.loop = None
+        if self.watcher is not None:
+            self.watcher.cancel()
+            self.watcher = None
+        self.channel.on_open = None
+
+
+class _StatelessHttp(_AppState):
+    """The stateless-revision POST part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`."""
+
+    _modern_posts: set[_ModernCall]  # modern requests being served
+    _sweeping: asyncio.AbstractEventLoop | None  # where _sweep_modern is scheduled
+    _scope_type: type[anyio.CancelScope] | None  # anyio's CancelScope class on asyncio
+
+    @staticmethod
+    def _is_modern(header_revision: Revision | None, message: Incoming | list[Incoming]) -> bool:
+        """Modern traffic: the header names a stateless revision (``header_revision``: the supported
+        revision MCP-Protocol-Version names), or the body's envelope names a protocol version
+        (whatever its value: an unsupported one is answered -32022), or the method exists only in
+        the stateless revisions."""
+        if header_revision is not None and not header_revision.has_handshake:
+            return True
+        t = type(message)
+        if t is not Request and t is not Notification:
+            return False
+        params = message.params  # type: ignore[union-attr]
+        if type(params) is dict:
+            meta = params.get("_meta")
+            if type(meta) is dict and PROTOCOL_VERSION in meta:
+                return True
+        return t is Request and message.method in MODERN_ONLY  # type: ignore[union-attr]
+
+    async def _post_modern(
+        self, scope: Scope, receive: Receive, send: Send, message: Incoming | list[Incoming]
+    ) -> None:
+        if type(message) is list:
+            await _error(
+                send,
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: the stateless protocol revisions have no batches",
+            )
+            return
+        if type(message) is Response or type(message) is ErrorResponse:
+            await _error(
+                send,
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: a client of the stateless protocol revisions sends no responses",
+            )
+            return
+        headers, repeated = mcp_headers(scope["headers"], _headers(scope))
+        rid = message.id if type(message) is Request else None
+        if repeated is not None:
+            await _reject(
+                send,
+                400,
+                rid,
+                JsonRpcError(f"Header mismatch: {repeated} appears more than once", code=HEADER_MISMATCH),
+            )
+            return
+        if type(message) is Notification:
+            problem = check_notification(message, headers)
+            if problem is not None:
+                await _reject(send, 400, None, JsonRpcError(problem, code=HEADER_MISMATCH))
+            else:
+                await _respond(send, 202)  # no client notification means anything here (no sessions)
+            return
+        assert type(message) is Request
+        request: Request = message
+        params = request.params
+        meta = params.get("_meta") if type(params) is dict else None
+        version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
+        capabilities = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
+        if type(meta) is not dict or type(version) is not str or type(capabilities) is not dict:
+            error = InvalidParams(
+                f"Invalid params: {request.method} needs params._meta with {PROTOCOL_VERSION!r} (a string) "
+                f"and {CLIENT_CAPABILITIES!r} (an object)"
+            )
+            await _reject(send, 400, rid, error)
+            return
+        tool = None
+        if request.method == TOOLS_CALL and type(params) is dict and type(params.get("name")) is str:
+            tool = self.server.tools.get(params["name"])
+        problem = check_request(request, version, headers, tool)
+        if problem is not None:
+            await _reject(send, 400, rid, JsonRpcError(problem, code=HEADER_MISMATCH))
+            return
+        if request.method == LISTEN and not _accepts(scope, EVENT_STREAM):
+            await _error(
+                send,
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen answers with text/event-stream",
+            )
+            return
+        await self._serve_modern(request, receive, send, (version, capabilities, meta))
+
+    async def _serve_modern(
+        self,
+        request: Request,
+        receive: Receive,
+        send: Send,
+        envelope: tuple[str, dict[str, Any], dict[str, Any]],
+    ) -> None:
+        """Serve a modern request directly: no session, no endpoint, one ServerSession made from its
+        envelope (:func:`serve_checked`); answered as JSON with its status, or as the SSE stream its
+        handler opened."""
+        channel = _PostChannel(self, None, send, [])
+        listen = request.method == LISTEN
+        channel.force_sse = listen
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
+        scope = anyio.CancelScope() if loop is None or self._scope_type is None else self._scope_type()
+        call = _ModernCall(channel, receive, scope, listen, self.keepalive)
+        self._modern_posts.add(call)
+        if listen and self._shutting_down.is_set():
+            self.server.subscriptions.end_all(owner=call)  # answered at once
+        try:
+            if loop is not None:
+                self._scope_type = type(scope)
+                # Closing the response cancels the request, but most requests are answered before a
+                # client could close anything: the watcher starts once the request has run for
+                # _WATCH_AFTER (one sweep per interval finds those, rather than a timer per request),
+                # or at once when the response becomes a stream.
+                call.loop = loop
+                call.since = loop.time()
+                channel.on_open = call.start_watching
+                if self._sweeping is not loop:
+                    self._sweeping = loop
+                    loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
+                try:
+                    answer, status = await self._run_modern(request, call, envelope)
+                finally:
+                    call.stop()
+            else:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call.watch)
+                    answer, status = await self._run_modern(request, call, envelope)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._modern_posts.discard(call)
+        if channel.stream is not None:
+            await channel.finish(answer)
+        elif answer is None:  # cancelled: the client is gone, and nobody reads this
+            await _respond(send, 202)
+        else:
+            await _respond(send, status, answer)
+
+    def _sweep_modern(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start watching the modern requests served on ``loop`` for _WATCH_AFTER or longer; again
+        after _WATCH_AFTER while any is in flight."""
+        if self._sweeping is not loop:
+            return
+        due = loop.time() - _WATCH_AFTER
+        waiting = False
+        for call in self._modern_posts:
+            if call.loop is loop and call.watcher is None:
+                if call.since <= due:
+                    call.start_watching()
+                else:
+                    waiting = True
+        if waiting:
+            loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
+        else:
+            self._sweeping = None  # the next modern request schedules a sweep
+
+    async def _run_modern(
+        self, request: Request, call: _ModernCall, envelope: tuple[str, dict[str, Any], dict[str, Any]]
+    ) -> tuple[bytes | None, int]:
+        """Run the request under ``scope``: its encoded answer and HTTP status (an error gets the
+        status the revision assigns to its code); no answer when it was cancelled. ``envelope``:
+        the protocol version, client capabilities and ``_meta`` :meth:`_post_modern` checked."""
+        answer: bytes | None = None
+        status = 200
+        scope = call.scope
+        with scope:
+            try:
+                rc = RequestContext(request, call, scope)
+                result = await serve_checked(self.server, request, rc, call, *envelope)
+            except JsonRpcError as exc:
+                answer = codec.encode_error(request.id, exc)
+                status = _MODERN_STATUS.get(exc.code, 200)
+            except Exception:
+                logger.exception("unhandled error while serving %r", request.method)
+                answer = codec.encode_error(request.id, InternalError("Internal error"))
+            else:
+                answer = codec.encode_answer(request, result)
+        if scope.cancel_called:
+            return None, 202
+        return answer, status

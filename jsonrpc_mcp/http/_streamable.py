@@ -1,0 +1,374 @@
+"""Streamable HTTP of the handshake era: session POSTs, the GET stream and resumption, DELETE.
+
+Theory of operation
+-------------------
+Each POST body is decoded once and handed to the session's JSON-RPC :class:`Endpoint` with
+:meth:`Endpoint.process`, which runs its requests in the POST's own task (each under its own cancel
+scope, registered with the peer, so ``notifications/cancelled`` on another POST still cancels it).
+
+How a request is answered is decided lazily by its :class:`_PostChannel`: if the handler only
+returns, the result goes back as ``application/json``; the first notification or server-to-client
+request the handler sends before its result turns the response into a ``text/event-stream`` scoped
+to that request, and the result becomes its last event. Messages not tied to a request (list_changed,
+a ping from the server) go to the session's standalone stream, opened by GET.
+
+Every SSE stream of a session is an :class:`EventStream` backed by the session's event store, so a
+dropped connection can be resumed with GET + ``Last-Event-ID`` on the same stream only.
+
+(The POST path of the stateless revisions, 2026-07-28 on, is :mod:`._stateless`; it reuses
+:class:`_PostChannel` without a session.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+
+import anyio
+
+from ..jsonrpc.errors import INVALID_REQUEST
+from ..jsonrpc.messages import Incoming, Request
+from ..revisions import Revision
+from ..server.session import State
+from ..transports.sse import KEEPALIVE, encode_event
+from ..wire import INITIALIZE, SESSION_NOT_FOUND
+from ._asgi import (
+    EVENT_STREAM,
+    LAST_EVENT_ID,
+    SESSION_HEADER,
+    VERSION_HEADER,
+    Receive,
+    Scope,
+    Send,
+    _accepts,
+    _error,
+    _header,
+    _respond,
+)
+from ._sessions import HttpSession, _AppState, _new_session_id
+from .events import EventStream
+
+__all__: list[str] = []
+
+logger = logging.getLogger("jsonrpc_mcp.http")
+
+DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
+
+
+class _PostChannel:
+    """Where a POST's request sends what comes before its answer; starts SSE on first use.
+
+    ``session`` is None for a modern request: its stream has no store and no session to live in."""
+
+    __slots__ = ("_ended", "_send", "app", "extra_headers", "force_sse", "on_open", "session", "stream")
+
+    def __init__(
+        self,
+        app: _AppState,
+        session: HttpSession | None,
+        send: Send,
+        extra_headers: list[tuple[bytes, bytes]],
+    ) -> None:
+        self.app = app
+        self.session = session
+        self._send = send
+        self.extra_headers = extra_headers
+        self.stream: EventStream | None = None
+        self._ended = False  # the HTTP response ended early (close_connection); the stream lives on
+        self.force_sse = False  # SSE even in JSON-only mode (subscriptions/listen)
+        self.on_open: Callable[[], None] | None = None  # called once the response became SSE
+
+    async def send(self, message: bytes) -> None:
+        if self.app.json_response and not self.force_sse:
+            if b'"id"' in message and b'"method"' in message and self.session is not None:
+                await self.session.standalone.emit(message)  # a request to the client: use the GET stream
+            else:
+                logger.debug("JSON-only mode: a message before the result was dropped")
+            return
+        if self.stream is None:
+            await self.open()
+        assert self.stream is not None
+        await self.stream.emit(message)
+
+    async def open(self, *, prime: bool = False) -> None:
+        session = self.session
+        stream = self.stream = session.new_stream() if session is not None else EventStream("0", None)
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+            *self.extra_headers,
+        ]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def write(data: bytes) -> None:
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+        await stream.attach(write)
+        if self.on_open is not None:
+            self.on_open()
+        if session is None or session.store is None:
+            return
+        revision = session.mcp.revision
+        if prime or (revision is not None and revision.has_sse_priming):
+            event_id = await session.store.store_event(stream.id, b"")
+            await stream.write_raw(encode_event(b"", id=event_id, retry=self.app.retry_ms))
+
+    async def close_connection(self) -> None:
+        """End the HTTP response now but keep the stream: the client resumes it with GET +
+        Last-Event-ID (SSE polling, 2025-11-25). Without an event store there is nothing to resume
+        from, so the response stays open."""
+        if self._ended or self.session is None or self.session.store is None or self.app.json_response:
+            return
+        if self.stream is None:
+            await self.open(prime=True)  # the priming event gives the client an id to resume from
+        assert self.stream is not None
+        self.stream.detach()
+        self._ended = True
+        with contextlib.suppress(Exception):
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def finish(self, answer: bytes | None) -> None:
+        stream = self.stream
+        assert stream is not None
+        if answer is not None:
+            await stream.emit(answer)
+        stream.close()
+        if self.session is not None:
+            self.session.streams.pop(stream.id, None)  # a later resume replays it from the store
+        if not self._ended:
+            with contextlib.suppress(Exception):
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class _StreamableHttp(_AppState):
+    """The handshake-era Streamable HTTP part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`."""
+
+    # -- POST -------------------------------------------------------------------------------------
+    async def _post_session(
+        self,
+        scope: Scope,
+        send: Send,
+        message: Incoming | list[Incoming],
+        raw_version: bytes | None,
+        version: Revision | None,
+    ) -> None:
+        """A handshake-era POST (decoded; ``version``: the supported revision ``raw_version`` names):
+        to a new session (initialize), the one Mcp-Session-Id names, or a throwaway one (stateless)."""
+        if raw_version is not None and version is None:
+            value = raw_version.decode("latin-1")
+            await _error(
+                send, 400, INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {value!r}"
+            )
+            return
+        initialize = type(message) is Request and message.method == INITIALIZE
+        if self.stateless:
+            if not initialize and version is None:
+                version = self._supported.get(DEFAULT_VERSION) or self.server.revisions[-1]
+            session = self._stateless_session(None if initialize else version)
+        elif initialize:
+            session = HttpSession(self, _new_session_id())
+        else:
+            raw_id = _header(scope, SESSION_HEADER)
+            if raw_id is None:
+                await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+                return
+            found = self.sessions.get(raw_id.decode("latin-1"))
+            if found is None:
+                await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
+                return
+            session = found
+        await self._serve_post(session, message, initialize, send)
+
+    def _stateless_session(self, revision: Revision | None) -> HttpSession:
+        """A throwaway session, already in the ready state (an initialize request starts it afresh)."""
+        session = HttpSession(self, None)
+        if revision is None:
+            return session
+        session.mcp.revision = revision
+        session.mcp.capabilities = self.server.capabilities(revision)
+        session.mcp.state = State.READY
+        return session
+
+    async def _serve_post(
+        self, session: HttpSession, message: Incoming | list[Incoming], initialize: bool, send: Send
+    ) -> None:
+        extra: list[tuple[bytes, bytes]] = []
+        if session.id_header is not None:
+            extra.append((SESSION_HEADER, session.id_header))
+        channel = _PostChannel(self, session, send, extra)
+        session.in_flight += 1
+        try:
+            processed = await session.endpoint.process(message, channel)
+        finally:
+            session.done()
+        if initialize and session.id is not None:
+            if session.mcp.revision is not None and session.mcp.state is not State.NEW:
+                self.sessions[session.id] = session
+                session.start()
+            else:
+                extra.clear()  # the handshake failed: no session was made
+        if channel.stream is not None:
+            await channel.finish(processed.answer)
+        elif processed.invalid:
+            await _respond(send, 400, processed.answer or b"", extra)
+        elif processed.answer is not None:
+            await _respond(send, 200, processed.answer, extra)
+        elif processed.has_requests and session.closed:
+            # the session ended (DELETE, shutdown) while its request ran: it was cancelled, unanswered
+            await _error(
+                send, 404, SESSION_NOT_FOUND, "Session not found: it ended while the request was in flight"
+            )
+        else:
+            await _respond(send, 202, b"", extra)
+
+    def _header_revision(self, scope: Scope) -> tuple[Revision | None, str | None]:
+        """The revision MCP-Protocol-Version names (None when absent), or why it is refused (400)."""
+        raw = _header(scope, VERSION_HEADER)
+        if raw is None:
+            return None, None
+        version = self._supported_raw.get(raw)
+        if version is None:
+            return None, f"Bad Request: unsupported MCP-Protocol-Version {raw.decode('latin-1')!r}"
+        return version, None
+
+    def _modern_header(self, scope: Scope) -> bool:
+        """Whether MCP-Protocol-Version names a stateless revision this server serves."""
+        raw = _header(scope, VERSION_HEADER)
+        if raw is None:
+            return False
+        revision = self._supported_raw.get(raw)
+        return revision is not None and not revision.has_handshake
+
+    def _stateless_reason(self, scope: Scope) -> str:
+        if self._modern_header(scope):
+            raw = _header(scope, VERSION_HEADER) or b""
+            return f"protocol revision {raw.decode('latin-1')} has no sessions"
+        return "the server is stateless"
+
+    # -- GET: the standalone stream, or resuming a stream ------------------------------------------
+    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.stateless or self._modern_header(scope):
+            await _error(
+                send,
+                405,
+                INVALID_REQUEST,
+                f"Method GET not allowed: {self._stateless_reason(scope)}",
+                [(b"allow", b"POST")],
+            )
+            return
+        if not _accepts(scope, EVENT_STREAM):
+            await _error(send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
+            return
+        session = await self._session_of(scope, send)
+        if session is None:
+            return
+        raw_last = _header(scope, LAST_EVENT_ID)
+        last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
+        if last_event_id is not None and session.store is not None:
+            found = await session.store.events_after(last_event_id)
+            stream = session.streams.get(found[0]) if found is not None else None
+            if found is None or (stream is None and not found[1]):
+                await _error(send, 404, INVALID_REQUEST, "Not Found: no stream has that Last-Event-ID")
+                return
+            if stream is None:  # the stream already ended: replay what is left and close
+                stream = EventStream(found[0], session.store)
+                stream.close()
+        else:
+            last_event_id = None
+            stream = session.standalone
+            if stream.attached:
+                await _error(
+                    send, 409, INVALID_REQUEST, "Conflict: this session already has a GET stream open"
+                )
+                return
+        await self._stream_out(session, stream, last_event_id, receive, send)
+
+    async def _stream_out(
+        self,
+        session: HttpSession,
+        stream: EventStream,
+        last_event_id: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+            (SESSION_HEADER, (session.id or "").encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def write(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        session.in_flight += 1
+        try:
+            # the replay is looked up as the connection is attached (under the stream's lock), so an
+            # event emitted while the response headers were being sent is neither lost nor doubled
+            await stream.attach(write, last_event_id)
+            revision, store = session.mcp.revision, session.store
+            primes = revision is not None and revision.has_sse_priming
+            if last_event_id is None and primes and store is not None:
+                event_id = await store.store_event(stream.id, b"")
+                await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
+            async with anyio.create_task_group() as tg:
+
+                async def until_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                async def until_closed() -> None:
+                    await stream.closed.wait()
+                    tg.cancel_scope.cancel()
+
+                async def keepalive() -> None:
+                    while True:
+                        await anyio.sleep(self.keepalive)
+                        await stream.write_raw(KEEPALIVE)
+
+                tg.start_soon(until_disconnect)
+                tg.start_soon(until_closed)
+                tg.start_soon(keepalive)
+        finally:
+            stream.detach(write)
+            session.done()
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    # -- DELETE -----------------------------------------------------------------------------------
+    async def _delete(self, scope: Scope, send: Send) -> None:
+        if self.stateless or self._modern_header(scope):
+            await _error(
+                send,
+                405,
+                INVALID_REQUEST,
+                f"Method DELETE not allowed: {self._stateless_reason(scope)}",
+                [(b"allow", b"POST")],
+            )
+            return
+        session = await self._session_of(scope, send)
+        if session is None:
+            return
+        assert session.id is not None
+        del self.sessions[session.id]
+        await session.close()
+        await _respond(send, 200)
+
+    async def _session_of(self, scope: Scope, send: Send) -> HttpSession | None:
+        """The session a GET or DELETE names; None once the refusal (400, 404) was answered."""
+        _, refused = self._header_revision(scope)
+        if refused is not None:
+            await _error(send, 400, INVALID_REQUEST, refused)
+            return None
+        raw_id = _header(scope, SESSION_HEADER)
+        if raw_id is None:
+            await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+            return None
+        session = self.sessions.get(raw_id.decode("latin-1"))
+        if session is None:
+            await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
+        return session
