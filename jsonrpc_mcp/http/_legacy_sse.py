@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from functools import partial
 from urllib.parse import parse_qs
 
 import anyio
@@ -68,7 +69,7 @@ class _LegacySse(_AppState):
                     await self._shutting_down.wait()
                     tg.cancel_scope.cancel()
 
-                tg.start_soon(self.server.serve, server_end)
+                tg.start_soon(partial(self.server.serve, server_end, transport="sse"))
                 tg.start_soon(pump_in)
                 tg.start_soon(pump_out)
                 tg.start_soon(until_disconnect)

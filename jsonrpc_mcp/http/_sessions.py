@@ -62,7 +62,7 @@ class HttpSession:
         self.id = session_id
         self.id_header = session_id.encode() if session_id is not None else None  # Mcp-Session-Id value
         self.app = app
-        self.mcp = ServerSession(app.server)
+        self.mcp = ServerSession(app.server, transport="http")
         self.store: EventStore | None = app.event_store_factory() if session_id is not None else None
         self.standalone = EventStream("_", self.store)
         self.endpoint = Endpoint(

@@ -35,24 +35,19 @@ from ..jsonrpc import codec
 from ..jsonrpc.endpoint import RequestContext
 from ..jsonrpc.errors import (
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    InternalError,
     InvalidParams,
     JsonRpcError,
 )
 from ..jsonrpc.messages import ErrorResponse, Incoming, Notification, Request, Response
 from ..revisions import Revision
-from ..server.modern import MODERN_ONLY, serve_checked
+from ..server._router import wire_error
 from ..transports.sse import KEEPALIVE
 from ..wire import (
     CLIENT_CAPABILITIES,
     HEADER_MISMATCH,
     LISTEN,
-    MISSING_CLIENT_CAPABILITY,
     PROTOCOL_VERSION,
     TOOLS_CALL,
-    UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ._asgi import EVENT_STREAM, Receive, Scope, Send, _accepts, _error, _headers, _reject, _respond
 from ._sessions import _AppState
@@ -64,15 +59,6 @@ __all__: list[str] = []
 logger = logging.getLogger("jsonrpc_mcp.http")
 
 _WATCH_AFTER = 0.02  # seconds before a modern request's connection is watched for the client leaving
-# the HTTP status of a modern request answered with an error (2026-07-28); other codes: 200
-_MODERN_STATUS = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    METHOD_NOT_FOUND: 404,
-    HEADER_MISMATCH: 400,
-    MISSING_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-}
 INVALID_REQUEST = INVALID_REQUEST
 
 
@@ -154,8 +140,7 @@ class _StatelessHttp(_AppState):
     _sweeping: asyncio.AbstractEventLoop | None  # where _sweep_modern is scheduled
     _scope_type: type[anyio.CancelScope] | None  # anyio's CancelScope class on asyncio
 
-    @staticmethod
-    def _is_modern(header_revision: Revision | None, message: Incoming | list[Incoming]) -> bool:
+    def _is_modern(self, header_revision: Revision | None, message: Incoming | list[Incoming]) -> bool:
         """Modern traffic: the header names a stateless revision (``header_revision``: the supported
         revision MCP-Protocol-Version names), or the body's envelope names a protocol version
         (whatever its value: an unsupported one is answered -32022), or the method exists only in
@@ -170,7 +155,7 @@ class _StatelessHttp(_AppState):
             meta = params.get("_meta")
             if type(meta) is dict and PROTOCOL_VERSION in meta:
                 return True
-        return t is Request and message.method in MODERN_ONLY  # type: ignore[union-attr]
+        return t is Request and message.method in self.server.router.modern_only()  # type: ignore[union-attr]
 
     async def _post_modern(
         self, scope: Scope, receive: Receive, send: Send, message: Incoming | list[Incoming]
@@ -310,6 +295,17 @@ class _StatelessHttp(_AppState):
         else:
             self._sweeping = None  # the next modern request schedules a sweep
 
+    def _error_answer(self, request: Request, exc: Exception, version: str) -> tuple[bytes, int]:
+        """The encoded error answer and the HTTP status the revision assigns to its code (its latest
+        stateless revision's, when the request named one the server does not serve)."""
+        error = exc if isinstance(exc, JsonRpcError) else wire_error(exc, None, request.method)
+        server = self.server
+        revision = server.modern_revision(version)
+        if revision is None:
+            revision = next((r for r in reversed(server.revisions) if not r.has_handshake), None)
+        status = 200 if revision is None else revision.status_for(error.code)
+        return codec.encode_error(request.id, error), status
+
     async def _run_modern(
         self, request: Request, call: _ModernCall, envelope: tuple[str, dict[str, Any], dict[str, Any]]
     ) -> tuple[bytes | None, int]:
@@ -322,13 +318,10 @@ class _StatelessHttp(_AppState):
         with scope:
             try:
                 rc = RequestContext(request, call, scope)
-                result = await serve_checked(self.server, request, rc, call, *envelope)
-            except JsonRpcError as exc:
-                answer = codec.encode_error(request.id, exc)
-                status = _MODERN_STATUS.get(exc.code, 200)
-            except Exception:
-                logger.exception("unhandled error while serving %r", request.method)
-                answer = codec.encode_error(request.id, InternalError("Internal error"))
+                # the server's one dispatch point: its middleware, then the stateless dispatcher
+                result = await self.server.router.serve_stateless(request, rc, call, "http", envelope)
+            except Exception as exc:  # (no local may keep it: its traceback holds this frame)
+                answer, status = self._error_answer(request, exc, envelope[0])
             else:
                 answer = codec.encode_answer(request, result)
         if scope.cancel_called:
