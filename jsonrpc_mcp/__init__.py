@@ -54,26 +54,5 @@ __all__ = [
     "content",
 ]
 
-# public name -> the module that defines it (relative to this package)
-_LAZY: dict[str, str] = {
-    "Arg": ".server.introspect",
-    "Call": ".server._pipeline",
-    "CapabilityError": ".errors",
-    "Client": ".client.client",
-    "ClientError": ".errors",
-    "Context": ".server.context",
-    "JsonRpcError": ".jsonrpc.errors",
-    "McpError": ".errors",
-    "RegistrationError": ".errors",
-    "ResourceContent": ".server.registry",
-    "ResourceNotFound": ".errors",
-    "Server": ".server.server",
-    "ToolError": ".errors",
-    "ToolResult": ".server.registry",
-    "UnsupportedProtocolVersion": ".client.client",
-    "UrlElicitationRequired": ".errors",
-}
-
-
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals(), _LAZY, modules=("content",))
+    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table

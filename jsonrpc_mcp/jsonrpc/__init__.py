@@ -60,16 +60,5 @@ __all__ = [
     "Response",
 ]
 
-_HOME: dict[str, str] = {
-    **dict.fromkeys(("CancelSpec", "Dispatcher", "Endpoint", "RequestContext"), ".endpoint"),
-    **dict.fromkeys(
-        ("ErrorResponse", "Invalid", "Message", "Notification", "Request", "RequestId", "Response"),
-        ".messages",
-    ),
-    "MethodTable": ".methods",
-    "Peer": ".peer",
-}
-
-
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals(), _HOME, default=".errors")
+    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table

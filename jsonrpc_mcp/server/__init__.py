@@ -35,16 +35,5 @@ __all__ = [
     "ToolResult",
 ]
 
-_HOME: dict[str, str] = {
-    "Arg": ".introspect",
-    "Call": "._pipeline",
-    "CallNext": "._pipeline",
-    "Middleware": "._pipeline",
-    "Context": ".context",
-    "Server": ".server",
-    "ServerSession": ".session",
-}  # the other names live in .registry
-
-
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals(), _HOME, default=".registry")
+    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table
