@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from jsonrpc_mcp import wire
+
 from ._channel import _OMIT, Seen, _dump
 from .match import _schema_errors, _short
 
@@ -71,7 +73,7 @@ def judge_invariant(
         for seen, item in _messages(log):
             if (
                 isinstance(item, dict)
-                and item.get("method") == "notifications/message"
+                and item.get("method") == wire.MESSAGE
                 and "logging" not in capabilities
             ):
                 problems.append(
@@ -79,7 +81,7 @@ def judge_invariant(
                 )
     elif name == "no-notifications-message":
         for seen, item in _messages(log):
-            if isinstance(item, dict) and item.get("method") == "notifications/message":
+            if isinstance(item, dict) and item.get("method") == wire.MESSAGE:
                 problems.append(
                     f"notifications/message for a request without logLevel (during {seen.fixture})"
                 )
@@ -92,7 +94,7 @@ def judge_invariant(
             ):
                 problems.append(f"a result without resultType (during {seen.fixture}): {_short(item)}")
     elif name == "input-required-methods":
-        allowed = {"tools/call", "prompts/get", "resources/read"}
+        allowed = {wire.TOOLS_CALL, wire.PROMPTS_GET, wire.RESOURCES_READ}
         for seen, item in _messages(log):
             result = item.get("result") if isinstance(item, dict) else None
             if isinstance(result, dict) and result.get("resultType") == "input_required":

@@ -13,6 +13,8 @@ from typing import Any
 
 import anyio
 
+from jsonrpc_mcp import wire
+
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, SKIP, Abort, Channel, Seen, _dump, _is_response
 from ._variables import initialize_request, substitute
 from .fixtures import Fixture, expand_revisions
@@ -60,7 +62,7 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             if not isinstance(answer, dict) or "result" not in answer:
                 raise Abort(FAIL, ["the handshake failed"], "an initialize result", _short(answer))
             if step["handshake"].get("initialized", True):
-                await channel.send(_dump({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                await channel.send(_dump({"jsonrpc": "2.0", "method": wire.INITIALIZED}))
         elif "expect" in step:
             pattern = substitute(step["expect"], variables)
             preceding: list[Any] = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonrpc_mcp import wire
+
 from ._channel import _OMIT, SKIP, Abort
 from .fixtures import LEGACY_REVISIONS, MODERN_REVISIONS
 from .targets import Target
@@ -63,9 +65,9 @@ def base_variables(revision: str) -> dict[str, Any]:
     modern = revision in MODERN_REVISIONS
     meta = (
         {
-            "io.modelcontextprotocol/protocolVersion": revision,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+            wire.PROTOCOL_VERSION: revision,
+            wire.CLIENT_CAPABILITIES: {},
+            wire.CLIENT_INFO: CLIENT_INFO,
         }
         if modern
         else _OMIT
@@ -75,7 +77,7 @@ def base_variables(revision: str) -> dict[str, Any]:
         "latest_legacy": LEGACY_REVISIONS[-1],
         "client_info": CLIENT_INFO,
         "meta": meta,
-        "probe_method": "server/discover" if modern else "ping",
+        "probe_method": wire.DISCOVER if modern else wire.PING,
         "probe_params": {"_meta": meta} if modern else _OMIT,
     }
 
@@ -84,6 +86,6 @@ def initialize_request(revision: str, rid: Any = "conformance-init") -> dict[str
     return {
         "jsonrpc": "2.0",
         "id": rid,
-        "method": "initialize",
+        "method": wire.INITIALIZE,
         "params": {"protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO},
     }

@@ -17,6 +17,8 @@ from typing import Any
 
 import anyio
 
+from jsonrpc_mcp import wire
+
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, PASS, SKIP, Abort, Channel, Seen, _dump
 from ._channel import sent_request_ids as sent_request_ids
 from ._invariants import judge_invariant, load_message_schema
@@ -115,7 +117,7 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
         request = {
             "jsonrpc": "2.0",
             "id": "conformance-discover",
-            "method": "server/discover",
+            "method": wire.DISCOVER,
             "params": {"_meta": variables["meta"]},
         }
         await channel.send(_dump(request))
@@ -139,7 +141,7 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
     result = answer["result"]
     variables["capabilities"] = result.get("capabilities", {})
     variables["server_info"] = result.get("serverInfo", {})
-    await channel.send(_dump({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    await channel.send(_dump({"jsonrpc": "2.0", "method": wire.INITIALIZED}))
     await channel.probe(variables)  # anything stray the handshake caused is drained (invariants judge it)
     negotiated = result.get("protocolVersion")
     return negotiated == revision, f"initialize answered protocolVersion {negotiated!r}"
