@@ -330,15 +330,17 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
 
 def _other_commands(argv: Sequence[str]) -> dict[str, Command | str] | int:
     """The entry point sub-commands this command line needs: none for a built-in command, every
-    one (loaded, for their help) when it asks for help or names none, the one it names otherwise.
-    Exit status 2 when that one is missing or broken (told on stderr); a name no entry point has
-    is left to argparse, which lists the choices."""
+    one (loaded, for their help) when it asks for help, the one it names otherwise (the others by
+    name only, for argparse's list of choices). Exit status 2 when the one it names is missing or
+    broken (told on stderr); a name no entry point has is left to argparse, which lists the choices."""
     index = _command_word(argv)
     if index is not None and argv[index] in _BUILTIN:
         return {}
     entries = _entry_points()
-    if index is None or any(arg in ("-h", "--help") for arg in argv[:index]):
+    if any(arg in ("-h", "--help") for arg in argv[: len(argv) if index is None else index]):
         return {name: _load_command(entry) for name, entry in entries.items()}
+    if index is None:  # --version, or a usage error: argparse shows the names only
+        return dict.fromkeys(entries, "not loaded")
     name = argv[index]
     if name in entries:
         command = _load_command(entries[name])
