@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 import sys
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from jsonrpc_mcp.cli import COMMANDS_GROUP, main
 from jsonrpc_mcp_conformance import cli as harness_cli
 
+ROOT = Path(__file__).resolve().parents[2]
 FAULTY = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 ONE_CHECK = ["--revision", "2025-11-25", "--only", "jsonrpc:id:integer", "stdio", "--", *FAULTY]
 
@@ -108,3 +111,24 @@ def test_a_built_in_command_never_looks_entry_points_up(
     monkeypatch.setattr(sys, "argv", list(sys.argv))  # serve sets sys.argv for its target
     assert main(["serve", "--max-line", "100", "/no/such/server.py"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module an ``import`` statement of ``path`` names (TYPE_CHECKING ones included)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_jsonrpc_mcp_never_imports_the_harness() -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            n for n in _imported_modules(path) if n.split(".")[0] == "jsonrpc_mcp_conformance"
+        )
+        for path in sorted((ROOT / "jsonrpc_mcp").rglob("*.py"))
+    }
+    assert {where: names for where, names in offenders.items() if names} == {}
