@@ -5,6 +5,12 @@ Exit codes: 0 success, 1 the server or a call failed, 2 usage error.
 Start-up time matters for ``serve`` (a client spawns the server and waits): the plain form
 ``serve TARGET [ARG...]`` is recognised without argparse, and nothing here imports the client, the
 HTTP stack or argparse unless the command needs them.
+
+Other packages add sub-commands through the ``jsonrpc_mcp.commands`` entry point group (the
+conformance harness registers ``conformance`` so): each entry point names a callable
+``(argv, *, prog) -> exit status`` whose docstring's first line is its help. They are looked up only
+when the command line names a sub-command that is not built in, or asks for the list of commands;
+this package never imports them otherwise.
 """
 
 from __future__ import annotations
@@ -13,14 +19,15 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import __version__
 from ._targets import TargetError, load_target
 
 if TYPE_CHECKING:
     import argparse
+    from importlib.metadata import EntryPoint
 
     from .server.server import Server
 
@@ -168,7 +175,61 @@ async def _call(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS_GROUP = "jsonrpc_mcp.commands"  # the entry point group of sub-commands other packages add
+_BUILTIN = ("serve", "call")
+# sub-commands that ship with jsonrpc-mcp in their own package: named when theirs is not installed
+_SHIPPED = {"conformance": "the conformance harness (the jsonrpc_mcp_conformance package)"}
+
+
+class Command(Protocol):
+    """A sub-command another package registers (see the module docstring)."""
+
+    def __call__(self, argv: Sequence[str], *, prog: str) -> int: ...
+
+
+def _command_word(argv: Sequence[str]) -> int | None:
+    """The index of the sub-command on the command line (after the global options), or None."""
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if len(arg) > 2 and "--log-level".startswith(arg):  # argparse takes an unambiguous prefix
+            index += 2
+        elif arg.startswith("-"):
+            index += 1
+        else:
+            return index
+    return None
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    """The ``jsonrpc_mcp.commands`` entry points by name (a built-in name cannot be taken)."""
+    from importlib import metadata
+
+    found: dict[str, EntryPoint] = {}
+    for entry in metadata.entry_points(group=COMMANDS_GROUP):
+        if entry.name not in _BUILTIN:
+            found.setdefault(entry.name, entry)
+    return found
+
+
+def _load_command(entry: EntryPoint) -> Command | str:
+    """The command an entry point names, or why it cannot be had."""
+    try:
+        command = entry.load()
+    except Exception as exc:  # a broken plugin must not break the built-in commands
+        return f"{entry.value} cannot be loaded: {type(exc).__name__}: {exc}"
+    return command if callable(command) else f"{entry.value} is not callable"
+
+
+def _command_help(command: Command | str) -> str:
+    if isinstance(command, str):
+        return f"(not available: {command})"
+    return (command.__doc__ or "").strip().split("\n", 1)[0]
+
+
+def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the built-in sub-commands and of ``extra_commands`` (name -> the command, or
+    why it is not available; see :func:`_other_commands`)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
@@ -196,14 +257,45 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     call.add_argument("command", nargs="+", help="the server command, after --")
 
-    conformance = commands.add_parser(
-        "conformance",
-        help="check an MCP server against the spec fixtures (see docs/conformance.md)",
-        add_help=False,
-        prefix_chars="\x00",  # every argument, options included, goes to the harness's own parser
-    )
-    conformance.add_argument("rest", nargs=argparse.REMAINDER)
+    for name, command in (extra_commands or {}).items():
+        added = commands.add_parser(
+            name,
+            help=_command_help(command),
+            add_help=False,
+            prefix_chars="\x00",  # every argument, options included, goes to the command's own parser
+        )
+        added.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
+
+
+def _other_commands(argv: Sequence[str]) -> dict[str, Command | str] | int:
+    """The entry point sub-commands this command line needs: none for a built-in command, every
+    one (loaded, for their help) when it asks for help, the one it names otherwise (the others by
+    name only, for argparse's list of choices). Exit status 2 when the one it names is missing or
+    broken (told on stderr); a name no entry point has is left to argparse, which lists the choices."""
+    index = _command_word(argv)
+    if index is not None and argv[index] in _BUILTIN:
+        return {}
+    entries = _entry_points()
+    if any(arg in ("-h", "--help") for arg in argv[: len(argv) if index is None else index]):
+        return {name: _load_command(entry) for name, entry in entries.items()}
+    if index is None:  # --version, or a usage error: argparse shows the names only
+        return dict.fromkeys(entries, "not loaded")
+    name = argv[index]
+    if name in entries:
+        command = _load_command(entries[name])
+        if isinstance(command, str):
+            print(f"jsonrpc-mcp {name}: {command}", file=sys.stderr)
+            return 2
+        return {name: command}
+    if name in _SHIPPED:
+        print(
+            f"jsonrpc-mcp {name}: {_SHIPPED[name]} is not installed: no {COMMANDS_GROUP!r} entry point"
+            f" named {name!r} (it comes with the jsonrpc-mcp wheel; reinstall jsonrpc-mcp)",
+            file=sys.stderr,
+        )
+        return 2
+    return dict.fromkeys(entries, "not loaded")  # only their names matter: argparse refuses ``name``
 
 
 def _default_log_level() -> str:
@@ -219,15 +311,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         server.run(max_line=_MAX_LINE)
         return 0
-    parser = build_parser()
+    commands = _other_commands(sys.argv[1:] if argv is None else argv)
+    if isinstance(commands, int):
+        return commands
+    parser = build_parser(commands)
     args = parser.parse_args(argv)
     _configure_logging(args.log_level)
     if args.command_name == "serve":
         return _serve(args)
-    if args.command_name == "conformance":  # the harness lives outside the package; imported only here
-        from jsonrpc_mcp_conformance.cli import main as conformance_main
-
-        return conformance_main(args.rest, prog="jsonrpc-mcp conformance")
+    command = commands.get(args.command_name)
+    if command is not None:
+        assert not isinstance(command, str)  # _other_commands refused to run a broken one
+        return command(args.rest, prog=f"jsonrpc-mcp {args.command_name}")
     import anyio
 
     try:

@@ -33,7 +33,7 @@ from .report import summary, to_json, to_junit, to_text
 from .runner import Options, Run, run_conformance
 from .targets import StdioTarget, Target
 
-__all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "command", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_FIXTURES = 0, 1, 2, 3, 4
 
@@ -72,7 +72,9 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     parser.add_argument(
         "--schema-dir", type=Path, help="directory of <revision>/schema.json to validate messages"
     )
-    parser.add_argument("--spec-dir", type=Path, help="fixtures directory (default: the checkout's spec/)")
+    parser.add_argument(
+        "--spec-dir", type=Path, help="fixtures directory (default: the fixtures shipped with the harness)"
+    )
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each response")
     parser.add_argument(
         "--format", choices=["text", "json", "junit"], default="text", help="stdout report format"
@@ -245,6 +247,15 @@ def main(
     if not os.environ.get("NO_CONFORMANCE_HINT") and exit_code(run) == EXIT_UNREACHABLE:
         print("conformance: no revision could be opened; is the command an MCP server?", file=sys.stderr)
     return exit_code(run)
+
+
+def command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance") -> int:
+    """check an MCP server against the spec fixtures (see docs/conformance.md)
+
+    ``jsonrpc-mcp conformance``: registered in the ``jsonrpc_mcp.commands`` entry point group (the
+    first docstring line is the command's help there).
+    """
+    return main(argv, prog=prog)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 import orjson
 
-from jsonrpc_mcp import Context, Server
+from jsonrpc_mcp import Context, Server, wire
 
 __all__ = ["FAULTS", "HTTP_FAULTS", "FaultyStream", "create_server", "http_app", "serve_with_faults"]
 
@@ -52,8 +52,8 @@ FAULTS = (
 )
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
-_SESSION = b"mcp-session-id"
-_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+_SESSION = wire.SESSION_HEADER.encode("ascii")
+_SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
 
 
 def create_server() -> Server:
@@ -146,7 +146,7 @@ class FaultyStream:
             self.request_ids.add(_key(item["id"]))
             params = item.get("params")
             meta = params.get("_meta") if isinstance(params, dict) else None
-            if isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") == MODERN:
+            if isinstance(meta, dict) and meta.get(wire.PROTOCOL_VERSION) == MODERN:
                 self.modern_ids.add(_key(item["id"]))
                 if item["method"] == "resources/read":
                     self.modern_reads.add(_key(item["id"]))

@@ -24,12 +24,14 @@ import anyio.abc
 import h11
 import orjson
 
+from jsonrpc_mcp import wire
+
 from .targets import Connection
 
 __all__ = ["HttpConnection", "HttpReply", "HttpTarget", "parse_bearer_challenge"]
 
-ACCEPT_BOTH = "application/json, text/event-stream"
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+ACCEPT_BOTH = f"{wire.JSON_MEDIA}, {wire.EVENT_STREAM_MEDIA}"
+_META_VERSION = wire.PROTOCOL_VERSION
 _FIRST_VERSION_HEADER = "2025-06-18"  # the first revision whose clients send MCP-Protocol-Version
 
 
@@ -64,11 +66,11 @@ class HttpReply:
         subject["responses"] = [m for m in self.messages if isinstance(m, dict) and "method" not in m]
         events = self.events
         if events is None:
-            sse = self.content_type == "text/event-stream"
+            sse = self.content_type == wire.EVENT_STREAM_MEDIA
             events = sse_events(self.body + b"\n\n") if sse else []
         subject["events"] = events
         subject["event_ids"] = [e["id"] for e in events if "id" in e]
-        if self.content_type == "text/event-stream":
+        if self.content_type == wire.EVENT_STREAM_MEDIA:
             answers = [m for m in self.messages if isinstance(m, dict) and "method" not in m]
             if answers:
                 subject["body"] = answers[-1]
@@ -173,7 +175,7 @@ class HttpStream:
         self.status = head.status_code
         self.headers = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in head.headers}
         media = self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        self._sse = media == "text/event-stream"
+        self._sse = media == wire.EVENT_STREAM_MEDIA
         self._parser = SseParser()
         self._backlog: deque[dict[str, Any]] = deque()
         self.ended = False
@@ -266,23 +268,23 @@ class HttpConnection:
         JSON value sent, the bytes of a frame that is no JSON, or None for a request without a body)."""
         from jsonrpc_mcp.transports.http_client import modern_headers
 
-        headers = {"accept": ACCEPT_BOTH, "content-type": "application/json", **self._target.headers}
+        headers = {"accept": ACCEPT_BOTH, "content-type": wire.JSON_MEDIA, **self._target.headers}
         if self.session_id is not None:
-            headers["mcp-session-id"] = self.session_id
+            headers[wire.SESSION_HEADER] = self.session_id
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         if self.protocol_version and self.protocol_version >= _FIRST_VERSION_HEADER and not is_initialize:
-            headers["mcp-protocol-version"] = self.protocol_version
+            headers[wire.VERSION_HEADER] = self.protocol_version
         params = message.get("params") if isinstance(message, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
         version = meta.get(_META_VERSION) if isinstance(meta, dict) else None
         if isinstance(version, str) and isinstance(message.get("method"), str):
-            headers["mcp-protocol-version"] = version
-            headers["mcp-method"] = message["method"]
+            headers[wire.VERSION_HEADER] = version
+            headers[wire.METHOD_HEADER] = message["method"]
         elif self.modern_version and self.session_id is None and message is not None:
             # a stateless-revision client sends its revision's headers even with a body lacking _meta
-            headers["mcp-protocol-version"] = self.modern_version
+            headers[wire.VERSION_HEADER] = self.modern_version
             if isinstance(message, dict) and isinstance(message.get("method"), str):
-                headers["mcp-method"] = message["method"]
+                headers[wire.METHOD_HEADER] = message["method"]
         for name, value in modern_headers(message) or []:
             headers[name.decode("ascii")] = value.decode("ascii")
         return headers
@@ -336,7 +338,7 @@ class HttpConnection:
                 [v.decode("latin-1") for n, v in head.headers if n.lower() == b"www-authenticate"]
             ),
         )
-        if reply.content_type == "text/event-stream":
+        if reply.content_type == wire.EVENT_STREAM_MEDIA:
             reply.messages = _parse_sse(reply.body)
         elif reply.body.strip():
             with contextlib.suppress(orjson.JSONDecodeError):
@@ -386,7 +388,7 @@ class HttpConnection:
                 result = answer.get("result")
                 if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
                     self.protocol_version = result["protocolVersion"]
-                    self.session_id = reply.headers.get("mcp-session-id")
+                    self.session_id = reply.headers.get(wire.SESSION_HEADER)
 
     async def send(self, frame: bytes) -> None:
         if self._closed:
@@ -404,7 +406,7 @@ class HttpConnection:
         self.learn(message, reply)
         self.last_reply = reply
         messages = list(reply.messages)
-        if isinstance(message, list) and reply.content_type == "text/event-stream":
+        if isinstance(message, list) and reply.content_type == wire.EVENT_STREAM_MEDIA:
             # the answers to a batch (2025-03-26) may come as one SSE event each: together they are the
             # batch's answer, read as one frame as a JSON array body would be
             answers = [m for m in messages if isinstance(m, dict) and "method" not in m]

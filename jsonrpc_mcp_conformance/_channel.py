@@ -1,0 +1,201 @@
+"""The connection to a target as fixtures use it: frames seen, request ids sent, the verdict plumbing.
+
+A :class:`Channel` wraps one :class:`~jsonrpc_mcp_conformance.targets.Connection`: every frame the
+server sends is parsed once into a :class:`Seen` and appended to the revision's log (the invariants
+judge that log at the end), and every frame the harness writes has its request ids noted, so that
+``solicited-responses`` can tell an answer to a request we sent from one to no request at all.
+:class:`Abort` ends a fixture with its verdict already decided.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import orjson
+
+from .targets import Connection
+
+if TYPE_CHECKING:
+    from .runner import Options
+
+__all__ = [
+    "ERROR",
+    "FAIL",
+    "PASS",
+    "SKIP",
+    "Abort",
+    "Channel",
+    "Seen",
+    "sent_request_ids",
+]
+
+PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
+_OMIT = object()  # an absent value (a variable that omits its key, no answer at all)
+_NOTHING = "nothing"  # Abort.actual when the server did not answer at all
+
+
+class Abort(Exception):
+    """The fixture cannot go on (its verdict is already decided)."""
+
+    def __init__(self, status: str, problems: list[str], expected: str = "", actual: str = "") -> None:
+        super().__init__(problems[0] if problems else status)
+        self.status = status
+        self.problems = problems
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass
+class Seen:
+    """One frame the server sent, parsed."""
+
+    raw: bytes
+    fixture: str
+    value: Any = None
+    parsed: bool = True
+
+
+def _is_response(value: Any) -> bool:
+    if isinstance(value, list):
+        return True
+    return isinstance(value, dict) and "method" not in value and ("result" in value or "error" in value)
+
+
+def _dump(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+_LOOSE_ID = re.compile(rb"""["']id["']\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|'[^']*')""")
+
+
+def sent_request_ids(line: bytes) -> list[Any]:
+    """The ids of the requests in one frame the harness sent: strict JSON first, then Python's
+    lenient parser (NaN, Infinity), then, for text that is no JSON at all, every ``"id": <number or
+    string>`` in it."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            ids: list[Any] = []
+            for match_ in _LOOSE_ID.finditer(line):
+                token = match_.group(1).decode("utf-8", "replace")
+                if token.startswith("'"):
+                    ids.append(token[1:-1])
+                else:
+                    with contextlib.suppress(ValueError):
+                        ids.append(json.loads(token))
+            return ids
+    items = value if isinstance(value, list) else [value]
+    return [item["id"] for item in items if isinstance(item, dict) and "id" in item and "method" in item]
+
+
+class Channel:
+    """A connection plus what the harness knows about it: the frames seen and the ids it sent."""
+
+    def __init__(self, conn: Connection, log: list[Seen], options: Options) -> None:
+        self.conn = conn
+        self.log = log
+        self.options = options
+        self.fixture = ""
+        self.sent_ids: list[Any] = []
+        self.sent_methods: dict[str, set[str]] = {}  # request id (as JSON text) -> methods sent with it
+        self.reconnect: Any = None  # fresh fixtures: an async callable giving a new connection
+        self.probe_counter = 0
+        self._partial = b""
+        self.streams: dict[str, Any] = {}  # HTTP responses still being read (``http`` steps' ``keep``)
+        self.pending: list[Seen] = []  # responses ``expect_message`` passed over, read again first
+
+    async def close_streams(self) -> None:
+        """Close the responses ``http`` steps kept open (a fixture's streams end with it)."""
+        streams, self.streams = self.streams, {}
+        for stream in streams.values():
+            await stream.aclose()
+
+    def _note_sent(self, data: bytes) -> None:
+        """Remember the ids of requests in what was written (lines may be split across writes).
+
+        Fixtures send broken frames on purpose (NaN, truncated or invalid JSON): their ids are
+        recorded too, read leniently, so ``solicited-responses`` judges a server the same whichever
+        fixtures ran (a server that recovers the id of a broken request answers a request we sent).
+        """
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            self.sent_ids.extend(sent_request_ids(line))
+            with contextlib.suppress(orjson.JSONDecodeError):
+                value = orjson.loads(line)
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, dict) and "id" in item and isinstance(item.get("method"), str):
+                        self.sent_methods.setdefault(_dump(item["id"]).decode(), set()).add(item["method"])
+
+    async def send(self, frame: bytes) -> None:
+        self._note_sent(frame + b"\n")
+        try:
+            await self.conn.send(frame)
+        except EOFError as exc:
+            raise Abort(FAIL, [f"could not send: {exc}"]) from None
+
+    async def write_raw(self, data: bytes) -> None:
+        write = getattr(self.conn, "write_raw", None)
+        if write is None:
+            raise Abort(SKIP, ["not applicable: this transport carries whole frames only"])
+        self._note_sent(data)
+        try:
+            await write(data)
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise Abort(FAIL, [f"could not send: {exc}"]) from None
+
+    async def next(self, timeout: float) -> Seen | None:
+        if self.pending:  # already in the log
+            return self.pending.pop(0)
+        frame = await self.conn.receive(timeout)
+        if frame is None:
+            return None
+        seen = Seen(frame, self.fixture)
+        try:
+            seen.value = orjson.loads(frame)
+        except orjson.JSONDecodeError:
+            seen.parsed = False
+        self.log.append(seen)
+        return seen
+
+    async def next_response(self, timeout: float, preceding: list[Any] | None = None) -> Any:
+        """The next response (or batch answer), skipping notifications, server requests and junk
+        (the messages skipped are appended to ``preceding`` when given)."""
+        deadline = anyio.current_time() + timeout
+        while True:
+            remaining = deadline - anyio.current_time()
+            try:
+                seen = await self.next(max(remaining, 0))
+            except EOFError as exc:
+                raise Abort(FAIL, [f"connection closed while waiting for a response: {exc}"]) from None
+            if seen is None:
+                return _OMIT
+            if seen.parsed and _is_response(seen.value):
+                return seen.value
+            if seen.parsed and preceding is not None:
+                preceding.append(seen.value)
+
+    async def probe(self, variables: dict[str, Any]) -> tuple[Any, list[Any]]:
+        """Send a harmless request; return its response and every other response that came first."""
+        self.probe_counter += 1
+        pid = f"conformance-probe-{self.probe_counter}"
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": pid, "method": variables["probe_method"]}
+        params = variables["probe_params"]
+        if params is not _OMIT:
+            request["params"] = params
+        await self.send(_dump(request))
+        before: list[Any] = []
+        while True:
+            answer = await self.next_response(self.options.timeout)
+            if answer is _OMIT:
+                raise Abort(FAIL, [f"no answer to the follow-up {request['method']} ({pid})"])
+            if isinstance(answer, dict) and answer.get("id") == pid:
+                return answer, before
+            before.append(answer)
