@@ -21,17 +21,18 @@ if TYPE_CHECKING:
         CapabilityError,
         ClientError,
         McpError,
+        MissingClientCapability,
         RegistrationError,
         ResourceNotFound,
         ToolError,
         UrlElicitationRequired,
     )
     from .jsonrpc.errors import JsonRpcError
+    from .server._context import Context
+    from .server._introspect import Arg
     from .server._pipeline import Call
-    from .server.context import Context
-    from .server.introspect import Arg
-    from .server.registry import ResourceContent, ToolResult
-    from .server.server import Server
+    from .server._registry import ResourceContent, ToolResult
+    from .server._server import Server
 
 __all__ = [
     "Arg",
@@ -42,6 +43,7 @@ __all__ = [
     "Context",
     "JsonRpcError",
     "McpError",
+    "MissingClientCapability",
     "RegistrationError",
     "ResourceContent",
     "ResourceNotFound",

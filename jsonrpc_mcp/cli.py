@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import argparse
     from importlib.metadata import EntryPoint
 
-    from .server.server import Server
+    from .server._server import Server
 
 __all__ = ["load_target", "main"]
 
@@ -118,7 +118,7 @@ def _serve(args: argparse.Namespace) -> int:
     if server is None:
         return 2
     if options.http:
-        from .http.serve import serve_http
+        from .http._serve import serve_http
 
         return serve_http(server, options, target=args.target, target_args=target_args)
     server.run(max_line=options.max_line)

@@ -42,8 +42,8 @@ def test_names_resolve_to_their_defining_modules() -> None:
     from jsonrpc_mcp.jsonrpc import JsonRpcError, codec
     from jsonrpc_mcp.jsonrpc.errors import JsonRpcError as Defined
     from jsonrpc_mcp.server import Server, Tool
-    from jsonrpc_mcp.server.registry import Tool as DefinedTool
-    from jsonrpc_mcp.server.server import Server as DefinedServer
+    from jsonrpc_mcp.server._registry import Tool as DefinedTool
+    from jsonrpc_mcp.server._server import Server as DefinedServer
 
     assert jsonrpc_mcp.Client is Client
     assert jsonrpc_mcp.Server is Server is DefinedServer
@@ -129,7 +129,7 @@ def test_import_jsonrpc_mcp_loads_no_subpackage() -> None:
 
 def test_the_server_api_does_not_load_the_client_or_jsonschema() -> None:
     modules = _modules_after("from jsonrpc_mcp import Server, Context, ToolResult, content")
-    assert "jsonrpc_mcp.server.server" in modules
+    assert "jsonrpc_mcp.server._server" in modules
     assert _loaded(modules, NOT_FOR_STDIO_SERVING) == []
 
 
@@ -171,7 +171,7 @@ async def test_a_stdio_server_starts_without_jsonschema_the_client_http_or_argpa
     with anyio.fail_after(60):
         async with Client.stdio(command, request_timeout=30, stderr=subprocess.DEVNULL) as client:
             modules = await _loaded_by_server(client)
-            assert "jsonrpc_mcp.server.server" in modules and "_jsonrpc_mcp_target_probe" in modules
+            assert "jsonrpc_mcp.server._server" in modules and "_jsonrpc_mcp_target_probe" in modules
             assert _loaded(modules, NOT_FOR_STDIO_SERVING) == []
             assert (await client.call_tool("count", {"n": 3}))["content"][0]["text"] == "3"
             assert "jsonschema" not in await _loaded_by_server(client)
@@ -184,7 +184,7 @@ async def test_a_stdio_server_starts_without_jsonschema_the_client_http_or_argpa
 
 # Loaded on first use only, so a plain stdio server's start-up never pays for them: the MRTR
 # request-state crypto (2026-07-28 asks), URI templates (resource templates).
-NOT_AT_START_UP = ("hashlib", "hmac", "secrets", "random", "jsonrpc_mcp.server.uritemplate")
+NOT_AT_START_UP = ("hashlib", "hmac", "secrets", "random", "jsonrpc_mcp.server._uritemplate")
 
 
 def test_the_stdio_serve_path_loads_no_crypto_and_no_uri_templates_beyond_the_floor() -> None:
@@ -198,5 +198,5 @@ def test_the_stdio_serve_path_loads_no_crypto_and_no_uri_templates_beyond_the_fl
         "    '''Echo the message back.'''\n"
         "    return message"
     )
-    assert "jsonrpc_mcp.server.session" in serving
+    assert "jsonrpc_mcp.server._session" in serving
     assert _loaded(serving - floor, NOT_AT_START_UP) == []

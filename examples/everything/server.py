@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import anyio
 
 from jsonrpc_mcp import Arg, Context, Server, ToolError, content
-from jsonrpc_mcp.server.modern import MissingClientCapability
+from jsonrpc_mcp.errors import MissingClientCapability
 
 __all__ = [
     "ELICITATION_SCHEMA",

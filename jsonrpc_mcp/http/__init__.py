@@ -20,6 +20,7 @@ from ._auth import (
     same_resource,
     scope_granted,
 )
+from ._events import EventStore, EventStream, InMemoryEventStore
 from ._security import (
     ALLOWED,
     LOOPBACK_HOSTS,
@@ -40,7 +41,6 @@ from ._security import (
     split_host,
 )
 from .app import McpHttpApp
-from .events import EventStore, EventStream, InMemoryEventStore
 
 __all__ = [
     "ALLOWED",

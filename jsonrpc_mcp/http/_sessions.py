@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..jsonrpc.endpoint import Endpoint
-from ..server.session import MCP_CANCEL, ServerSession
-from .events import EventStore, EventStream
+from ..server._session import MCP_CANCEL, ServerSession
+from ._events import EventStore, EventStream
 
 if TYPE_CHECKING:
     from ..revisions import Revision
-    from ..server.server import Server
+    from ..server._server import Server
 
 __all__ = ["HttpSession"]
 

@@ -2,19 +2,20 @@
 
 Theory of operation
 -------------------
-Modern traffic (the stateless revisions, 2026-07-28 on) shares the endpoint: a POST whose
-``MCP-Protocol-Version`` names a stateless revision, or whose body's ``_meta`` names a protocol
-version, is served on its own: no ``Mcp-Session-Id`` is minted, echoed or required (one sent is
-ignored, as is ``Last-Event-ID``), and there are no event ids to resume from. Its metadata headers
-are checked against the body first (:mod:`.modern`: 400 and -32020 on any disagreement), then the
-request is handed straight to :func:`~jsonrpc_mcp.server.modern.serve_checked` under its own cancel
-scope, with a :class:`_ModernCall` as its outbound (no HTTP session, no JSON-RPC endpoint: the hot
-path of stateless serving builds one ServerSession and nothing else, and leaves no reference cycle
-for the GC). The lazy JSON-vs-SSE choice is that of a session's POST (:mod:`._streamable`), with
-three differences: closing the response (SSE or not) cancels the request; ``subscriptions/listen``
-is always answered with SSE, kept alive with comment lines and ended gracefully (its final result)
-when the app shuts down; an error answered as JSON gets the status the revision assigns to its code
-(-32601: 404; -32020, -32021, -32022: 400). GET and DELETE naming a stateless revision get 405.
+Modern traffic (the stateless revisions, 2026-07-28 on) shares the endpoint: a POST whose ``MCP-
+Protocol-Version`` names a stateless revision, or whose body's ``_meta`` names a protocol version,
+is served on its own: no ``Mcp-Session-Id`` is minted, echoed or required (one sent is ignored, as
+is ``Last-Event-ID``), and there are no event ids to resume from. Its metadata headers are checked
+against the body first (:mod:`._headers`: 400 and -32020 on any disagreement), then the request goes
+to the server's one dispatch point (``Router.serve_stateless``: its middleware, then the stateless
+dispatcher) under its own cancel scope, with a :class:`_ModernCall` as its outbound (no HTTP
+session, no JSON-RPC endpoint: the hot path of stateless serving builds one ServerSession and
+nothing else, and leaves no reference cycle for the GC). The lazy JSON-vs-SSE choice is that of a
+session's POST (:mod:`._streamable`), with three differences: closing the response (SSE or not)
+cancels the request; ``subscriptions/listen`` is always answered with SSE, kept alive with comment
+lines and ended gracefully (its final result) when the app shuts down; an error answered as JSON
+gets the status the revision assigns to its code (-32601: 404; -32020, -32021, -32022: 400). GET and
+DELETE naming a stateless revision get 405.
 
 This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`_serve_modern` and
 :meth:`_run_modern` are kept lean on purpose (no closures, no task group on asyncio, one watcher
@@ -50,9 +51,9 @@ from ..wire import (
     TOOLS_CALL,
 )
 from ._asgi import EVENT_STREAM, Receive, Scope, Send, _accepts, _error, _headers, _reject, _respond
+from ._headers import check_notification, check_request, mcp_headers
 from ._sessions import _AppState
 from ._streamable import _PostChannel
-from .modern import check_notification, check_request, mcp_headers
 
 __all__: list[str] = []
 

@@ -30,7 +30,7 @@ import anyio
 from ..jsonrpc.errors import INVALID_REQUEST
 from ..jsonrpc.messages import Incoming, Request
 from ..revisions import Revision
-from ..server.session import State
+from ..server._session import State
 from ..transports.sse import KEEPALIVE, encode_event
 from ..wire import INITIALIZE, SESSION_NOT_FOUND
 from ._asgi import (
@@ -46,8 +46,8 @@ from ._asgi import (
     _header,
     _respond,
 )
+from ._events import EventStream
 from ._sessions import HttpSession, _AppState, _new_session_id
-from .events import EventStream
 
 __all__: list[str] = []
 

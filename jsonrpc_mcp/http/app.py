@@ -9,7 +9,7 @@ everything else to the sessions of :mod:`._streamable`; GET and DELETE are :mod:
 the SSE and message paths are :mod:`._legacy_sse`'s. Each of those modules is one part (a mixin)
 of the app, sharing the options and tables :class:`~._sessions._AppState` declares; ASGI helpers are
 in :mod:`._asgi`, sessions and their reaping in :mod:`._sessions`, resumable streams in
-:mod:`.events`. Each module's docstring tells its part of the story. The lifespan and the shutdown
+:mod:`._events`. Each module's docstring tells its part of the story. The lifespan and the shutdown
 (ending every stream, freeing every session) are here.
 """
 
@@ -49,6 +49,7 @@ from ._asgi import (
 )
 from ._asgi import error_body as error_body
 from ._auth import AuthSettings, authenticate, prm_paths, protected_resource_metadata
+from ._events import EventStore, InMemoryEventStore
 from ._legacy_sse import _LegacySse
 from ._security import Decision, TransportSecurity
 from ._sessions import HttpSession as HttpSession
@@ -58,10 +59,9 @@ from ._stateless import _StatelessHttp
 from ._streamable import DEFAULT_VERSION as DEFAULT_VERSION
 from ._streamable import _PostChannel as _PostChannel
 from ._streamable import _StreamableHttp
-from .events import EventStore, InMemoryEventStore
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server._server import Server
 
 __all__ = ["McpHttpApp"]
 

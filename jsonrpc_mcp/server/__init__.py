@@ -1,6 +1,6 @@
 """The MCP server core: registries, sessions, per-request context, schema validation.
 
-The names are loaded on first use (PEP 562), so importing one submodule (``.schema``, ``.mrtr``)
+The names are loaded on first use (PEP 562), so importing one submodule (``._schema``, ``._mrtr``)
 does not load the others.
 """
 
@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._context import Context
+    from ._introspect import Arg
     from ._pipeline import Call, CallNext, Middleware
-    from .context import Context
-    from .introspect import Arg
-    from .registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
-    from .server import Server
-    from .session import ServerSession
+    from ._registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
+    from ._server import Server
+    from ._session import ServerSession
 
 __all__ = [
     "Arg",

@@ -30,7 +30,7 @@ from ..jsonrpc.messages import Request
 from ._methods import dispatch
 
 if TYPE_CHECKING:
-    from .session import ServerSession
+    from ._session import ServerSession
 
 __all__ = ["State", "TRANSITIONS", "serve_handshake", "transition"]
 

@@ -21,12 +21,12 @@ from ..jsonrpc.errors import InvalidParams, JsonRpcError, MethodNotFound
 from ..jsonrpc.messages import Request
 from ..revisions import Revision, negotiate
 from ._boundary import InvalidArguments, to_wire
-from .clientlog import LEVELS, level_index
-from .context import Context
-from .subscriptions import listen
+from ._clientlog import LEVELS, level_index
+from ._context import Context
+from ._subscriptions import listen
 
 if TYPE_CHECKING:
-    from .session import ServerSession
+    from ._session import ServerSession
 
 __all__ = ["decode_cursor", "dispatch", "encode_cursor", "in_context", "page", "require_method"]
 

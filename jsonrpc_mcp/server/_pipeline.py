@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from ..jsonrpc.endpoint import RequestContext
     from ..revisions import Revision
-    from .session import ServerSession
+    from ._session import ServerSession
 
 __all__ = ["Call", "CallNext", "Middleware", "chain"]
 

@@ -25,8 +25,8 @@ from ._pipeline import Call, CallNext, Middleware, chain
 from ._stateless import Envelope, read_envelope, serve_checked, serve_modern
 
 if TYPE_CHECKING:
-    from .server import Server
-    from .session import ServerSession
+    from ._server import Server
+    from ._session import ServerSession
 
 __all__ = ["Router", "is_modern"]
 

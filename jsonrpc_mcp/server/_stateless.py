@@ -15,7 +15,7 @@ revision's cacheable methods.
 The revision's ``input_request_methods`` (``tools/call``, ``prompts/get``, ``resources/read``) may
 ask the client for input (elicitation, sampling, roots) through their Context: a round whose
 handler asked something the client has not answered yet ends with an ``InputRequiredResult`` (see
-:mod:`jsonrpc_mcp.server.mrtr`), which carries no caching hints; a complete result of a round that
+:mod:`jsonrpc_mcp.server._mrtr`), which carries no caching hints; a complete result of a round that
 carried ``inputResponses`` or ``requestState`` says it must not be reused (``ttlMs`` 0,
 ``cacheScope`` "private"). A handler asking for a capability the client did not declare in this
 request gets :class:`MissingClientCapability` (a :class:`CapabilityError`; escaping, the request is
@@ -33,13 +33,13 @@ from ..jsonrpc.endpoint import Outbound, RequestContext
 from ..jsonrpc.errors import InvalidParams
 from ..jsonrpc.messages import Request
 from ..revisions import Revision
+from ._clientlog import LEVELS, level_index
 from ._methods import dispatch, require_method
-from .clientlog import LEVELS, level_index
-from .mrtr import Exchange, current_exchange, is_input_required
-from .session import ServerSession
+from ._mrtr import Exchange, current_exchange, is_input_required
+from ._session import ServerSession
 
 if TYPE_CHECKING:
-    from .server import Server
+    from ._server import Server
 
 __all__ = ["Envelope", "finish", "read_envelope", "serve_checked", "serve_modern"]
 

@@ -19,7 +19,7 @@ server = Server("worker-target")
 # what a `serve --http --workers N` worker process does: uvicorn calls the app factory
 WORKER = """
 import sys
-from jsonrpc_mcp.http.serve import worker_app
+from jsonrpc_mcp.http._serve import worker_app
 
 app = worker_app()
 print(app.server.name, "jsonrpc_mcp.cli" in sys.modules)

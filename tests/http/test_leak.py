@@ -14,7 +14,7 @@ import pytest
 
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.http.app import HttpSession
-from jsonrpc_mcp.server.session import ServerSession
+from jsonrpc_mcp.server._session import ServerSession
 
 from .servers.toolbox import build_server
 from .support import JSON_HEADERS, TOOLBOX, initialize, post, rss_kib, serving, spawned

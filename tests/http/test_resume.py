@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from jsonrpc_mcp.http import McpHttpApp
+from jsonrpc_mcp.http._events import EventStream
 from jsonrpc_mcp.http.app import Receive, Scope, Send
-from jsonrpc_mcp.http.events import EventStream
 
 from .servers.toolbox import Controls, build_server
 from .support import (

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 import pytest
 
 from jsonrpc_mcp import Arg, Context, RegistrationError, Server
-from jsonrpc_mcp.server.introspect import parse_docstring
+from jsonrpc_mcp.server._introspect import parse_docstring
 from jsonrpc_mcp.testing import connect
 
 pytestmark = pytest.mark.anyio

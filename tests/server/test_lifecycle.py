@@ -11,7 +11,7 @@ import pytest
 from jsonrpc_mcp import Context, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE
-from jsonrpc_mcp.server.session import State
+from jsonrpc_mcp.server._session import State
 from jsonrpc_mcp.testing import connect, connect_raw
 
 VERSIONS = [r.version for r in HANDSHAKE_REVISIONS]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 
-from jsonrpc_mcp.server.schema import CompiledSchema
+from jsonrpc_mcp.server._schema import CompiledSchema
 
 TYPES = ["string", "integer", "number", "boolean", "null", "array", "object"]
 VALUES: list[Any] = [
@@ -153,7 +153,7 @@ def _maybe_invalid_schema(rng: random.Random) -> dict[str, Any]:
 def _reference_class(schema: dict[str, Any]) -> Any:
     import jsonschema
 
-    from jsonrpc_mcp.server import schema as schema_module
+    from jsonrpc_mcp.server import _schema as schema_module
 
     declared = schema.get("$schema")
     name = "Draft202012Validator" if declared is None else schema_module._DIALECTS[declared.rstrip("#")]
@@ -164,7 +164,7 @@ def _reference_class(schema: dict[str, Any]) -> Any:
 def test_registration_fails_exactly_when_check_schema_does(seed: int) -> None:
     from jsonschema.exceptions import SchemaError
 
-    from jsonrpc_mcp.server.schema import SchemaDefinitionError
+    from jsonrpc_mcp.server._schema import SchemaDefinitionError
 
     rng = random.Random(1000 + seed)
     for _ in range(60):

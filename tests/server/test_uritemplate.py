@@ -7,7 +7,7 @@ import time
 import pytest
 
 from jsonrpc_mcp import Server
-from jsonrpc_mcp.server.uritemplate import UriTemplate
+from jsonrpc_mcp.server._uritemplate import UriTemplate
 from jsonrpc_mcp.testing import connect
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from jsonrpc_mcp import RegistrationError, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
-from jsonrpc_mcp.server import schema as schema_module
-from jsonrpc_mcp.server.schema import CompiledSchema
+from jsonrpc_mcp.server import _schema as schema_module
+from jsonrpc_mcp.server._schema import CompiledSchema
 from jsonrpc_mcp.testing import connect
 
 pytestmark = pytest.mark.anyio

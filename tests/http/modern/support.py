@@ -10,7 +10,7 @@ import httpx
 import orjson
 
 from jsonrpc_mcp import Context, Server
-from jsonrpc_mcp.server.modern import MissingClientCapability
+from jsonrpc_mcp.errors import MissingClientCapability
 
 from ...server.features.support import check_schema
 from ..servers.toolbox import Controls, build_server

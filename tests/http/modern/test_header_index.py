@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jsonrpc_mcp.http.modern import mcp_headers
+from jsonrpc_mcp.http._headers import mcp_headers
 
 COMMON = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
 ROUTING = [

@@ -20,7 +20,7 @@ import pytest
 from jsonrpc_mcp import Context
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.http.app import HttpSession
-from jsonrpc_mcp.server.session import ServerSession
+from jsonrpc_mcp.server._session import ServerSession
 
 from ..support import TIMEOUT
 from .support import build_modern_server, headers_for, modern_request

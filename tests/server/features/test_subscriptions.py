@@ -12,7 +12,7 @@ import pytest
 
 from jsonrpc_mcp import Client, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
-from jsonrpc_mcp.server.uritemplate import UriTemplate
+from jsonrpc_mcp.server._uritemplate import UriTemplate
 from jsonrpc_mcp.testing import connect
 
 from .feature_server import build_server

@@ -11,7 +11,7 @@ import pytest
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
-from jsonrpc_mcp.server.subscriptions import MAX_PENDING
+from jsonrpc_mcp.server._subscriptions import MAX_PENDING
 from jsonrpc_mcp.testing import RawConnection, connect_raw
 
 from ..features.support import check_schema

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jsonrpc_mcp import CapabilityError, Context, Server
-from jsonrpc_mcp.server.modern import MissingClientCapability
+from jsonrpc_mcp.errors import MissingClientCapability
 from jsonrpc_mcp.testing import connect, connect_raw
 
 from .mrtr_server import CONFIRM_FORM, NAME_FORM, build_server

@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from jsonrpc_mcp.server.mrtr import STATE_FILE_ENV, STATE_KEY_ENV
+from jsonrpc_mcp.server._mrtr import STATE_FILE_ENV, STATE_KEY_ENV
 
 pytestmark = pytest.mark.anyio
 

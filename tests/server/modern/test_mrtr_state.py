@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from jsonrpc_mcp import Server
-from jsonrpc_mcp.server.mrtr import (
+from jsonrpc_mcp.server._mrtr import (
     STATE_FILE_ENV,
     STATE_KEY_ENV,
     RequestStateSealer,

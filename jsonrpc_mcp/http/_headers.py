@@ -35,7 +35,7 @@ from typing import Any
 
 from .. import wire
 from ..jsonrpc.messages import Notification, Request
-from ..server.registry import Tool
+from ..server._registry import Tool
 
 __all__ = [
     "HEADER_MISMATCH",

@@ -9,7 +9,7 @@ revisions is the table in :mod:`._handshake`. Nothing a client sends can crash t
 Per session: the client's logging level (``logging/setLevel``; until the client sets one, every
 level is sent, or ``Server.default_log_level`` and up), and the URIs it subscribed to
 (``resources/subscribe``). Handlers get a :class:`Context` whose messages are all sent before the
-request's answer (see :mod:`jsonrpc_mcp.server.context`).
+request's answer (see :mod:`jsonrpc_mcp.server._context`).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from ..errors import CapabilityError
 from ..jsonrpc.endpoint import CancelSpec, Outbound, RequestContext
 from ..jsonrpc.messages import Notification, Request
 from ..revisions import Revision
+from ._clientlog import level_index
 from ._handshake import State, transition
-from .clientlog import level_index
-from .subscriptions import covers
+from ._subscriptions import covers
 
 if TYPE_CHECKING:
-    from .server import Server
+    from ._server import Server
 
 __all__ = ["MCP_CANCEL", "ServerSession", "State"]
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from .._targets import load_target
-from ..server.mrtr import STATE_KEY_ENV
+from ..server._mrtr import STATE_KEY_ENV
 from .app import McpHttpApp
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server._server import Server
 
 __all__ = ["serve_http", "worker_app"]
 
@@ -62,7 +62,7 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         os.environ[_ENV] = json.dumps(
             {"target": target, "args": target_args, "options": _app_options(options)}
         )
-        uvicorn.run("jsonrpc_mcp.http.serve:worker_app", factory=True, workers=options.workers, **common)
+        uvicorn.run("jsonrpc_mcp.http._serve:worker_app", factory=True, workers=options.workers, **common)
         return 0
     app = McpHttpApp(server, **_app_options(options))
     config = uvicorn.Config(app, **common)

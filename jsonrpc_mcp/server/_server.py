@@ -18,15 +18,15 @@ from ..jsonrpc.endpoint import Endpoint
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import ALL_REVISIONS, Revision
 from ._boundary import to_wire
+from ._clientlog import LEVELS
+from ._context import Context
 from ._handshake import State
+from ._mrtr import DEFAULT_STATE_TTL, RequestStateSealer
 from ._pipeline import Middleware
+from ._registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
 from ._router import Router
-from .clientlog import LEVELS
-from .context import Context
-from .mrtr import DEFAULT_STATE_TTL, RequestStateSealer
-from .registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
-from .session import MCP_CANCEL, ServerSession
-from .subscriptions import SubscriptionHub
+from ._session import MCP_CANCEL, ServerSession
+from ._subscriptions import SubscriptionHub
 
 if TYPE_CHECKING:
     from ..transports.base import MessageStream

@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .context import Context
+    from ._context import Context
 
 __all__ = ["LEVELS", "ClientLogHandler", "ClientLogger", "level_index", "level_of_record"]
 

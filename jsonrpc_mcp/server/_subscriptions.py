@@ -42,7 +42,7 @@ from ..jsonrpc.errors import ConnectionClosed, InvalidParams, MethodNotFound
 from ..jsonrpc.messages import RequestId
 
 if TYPE_CHECKING:
-    from .session import ServerSession
+    from ._session import ServerSession
 
 __all__ = [
     "ACKNOWLEDGED",

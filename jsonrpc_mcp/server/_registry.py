@@ -25,9 +25,9 @@ from ..errors import CapabilityError, ClientError, RegistrationError
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
 from ._boundary import to_wire
-from .context import Context
-from .introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
-from .schema import CompiledSchema, SchemaDefinitionError
+from ._context import Context
+from ._introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
+from ._schema import CompiledSchema, SchemaDefinitionError
 
 __all__ = [
     "Completer",
@@ -171,7 +171,7 @@ class Tool:
         self.icons = icons
         self.meta = meta
         self.handler = _Handler(fn, spec)
-        # (input_schema, its x-mcp-header parameters): kept by jsonrpc_mcp.http.modern
+        # (input_schema, its x-mcp-header parameters): kept by jsonrpc_mcp.http._headers
         self.header_parameters: tuple[dict[str, Any], list[tuple[tuple[str, ...], str]]] | None = None
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
@@ -296,7 +296,7 @@ class ResourceTemplate(Resource):
     """A registered resource template (RFC 6570); its handler receives the template variables."""
 
     def __init__(self, uri_template: str, fn: Callable[..., Any], **kwargs: Any) -> None:
-        from .uritemplate import UriTemplate  # on first use: most servers have no templates
+        from ._uritemplate import UriTemplate  # on first use: most servers have no templates
 
         try:
             self.template = UriTemplate(uri_template)

@@ -18,7 +18,7 @@ client declared and the negotiated revision first (:class:`CapabilityError`), dr
 and wait at most ``Server.request_timeout`` for the answer.
 
 In a modern (2026-07-28) request the same calls are *asks* of a multi round-trip request (see
-:mod:`jsonrpc_mcp.server.mrtr`): the answer comes from the client's retry, and the handler runs
+:mod:`jsonrpc_mcp.server._mrtr`): the answer comes from the client's retry, and the handler runs
 again from the start on every round, so what it does before an ask may happen more than once. A
 capability missing from the request's ``clientCapabilities`` raises
 :class:`~jsonrpc_mcp.errors.MissingClientCapability` (a :class:`CapabilityError`, answered
@@ -42,12 +42,12 @@ from ..errors import CapabilityError, ClientError, MissingClientCapability
 from ..jsonrpc.endpoint import RequestContext
 from ..jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 from ..revisions import Revision
-from .clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
-from .elicitation import check_form_schema
-from .mrtr import INPUT_METHODS, Exchange, current_exchange
+from ._clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
+from ._elicitation import check_form_schema
+from ._mrtr import INPUT_METHODS, Exchange, current_exchange
 
 if TYPE_CHECKING:
-    from .session import ServerSession
+    from ._session import ServerSession
 
 __all__ = ["Context"]
 
@@ -378,7 +378,7 @@ class Context:
         (``{"action": "accept" | "decline" | "cancel", "content"?: {...}}``).
 
         ``requested_schema`` is a flat object schema of string / number / integer / boolean / enum
-        fields (see :mod:`jsonrpc_mcp.server.elicitation`); never ask for secrets in a form.
+        fields (see :mod:`jsonrpc_mcp.server._elicitation`); never ask for secrets in a form.
         """
         revision = self.revision
         if not revision.has_elicitation:
