@@ -19,7 +19,7 @@ from __future__ import annotations
 from .http._connect import connect_http, legacy_sse, streamable_http
 from .http._mcp_headers import encode_header_value, header_parameters, modern_headers
 from .http._messages import DEFAULT_MAX_MESSAGE, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT
-from .http._pool import split_url as _split_url
+from .http._pool import split_url
 from .http._streamable import HttpClientStream
 
 __all__ = [
@@ -35,4 +35,4 @@ __all__ = [
     "streamable_http",
 ]
 
-_ = _split_url  # (kept importable from here for one release: the tests import it)
+_split_url = split_url  # (kept importable from here for one release: the tests import it)
