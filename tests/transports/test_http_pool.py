@@ -32,6 +32,7 @@ from jsonrpc_mcp.transports.http._pool import (
     map_exceptions,
     split_url,
 )
+from jsonrpc_mcp.transports.http_client import legacy_sse
 
 pytestmark = pytest.mark.anyio
 
@@ -233,3 +234,14 @@ async def test_a_connection_the_server_closed_after_answering_does_not_fail_the_
             assert await _get(pool, target) == b"ok"
         assert served == 2
         await pool.aclose()
+
+
+async def test_a_legacy_connection_that_cannot_be_made_still_raises_an_os_error() -> None:
+    # what callers of legacy_sse caught before the mapping (a raw OSError) still catches it
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    await listener.aclose()
+    with anyio.fail_after(TIMEOUT), pytest.raises(OSError) as caught:
+        async with legacy_sse(f"http://127.0.0.1:{port}/sse", timeout=2):
+            pass
+    assert isinstance(caught.value, ConnectError)
