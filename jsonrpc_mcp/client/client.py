@@ -23,6 +23,10 @@ Multi round-trip requests (modern era): ``call_tool``, ``get_prompt`` and ``read
 ``roots/list`` in the handshake era), and retry the request (a new id, the same params plus
 ``inputResponses`` and the echoed ``requestState``) up to ``max_input_rounds`` times. A result
 asking for input the application cannot give is returned as it came.
+
+Modules: this one is the :class:`Client`; :mod:`._modern` has the stateless revisions' pieces (the
+input rounds, :class:`Subscription`, reading ``-32022``), :mod:`._dispatch` serves the server's
+requests and routes its notifications.
 """
 
 from __future__ import annotations
