@@ -180,3 +180,12 @@ def test_an_absent_or_null_argument_sends_no_header() -> None:
         }
         names = [name for name, _ in modern_headers(message, parameters) or []]
         assert not any(name.startswith(wire.PARAM_HEADER_PREFIX.encode()) for name in names)
+
+
+def test_a_schema_that_contains_itself_does_not_hang_the_walk() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["again"] = schema
+    schema["properties"]["a"] = {"type": "string", "x-mcp-header": "A"}
+    found = header_parameters(schema)  # returns: the walk is bounded
+    assert found[-1] == (("a",), "A")
+    assert max(len(path) for path, _ in found) == 1024

@@ -58,6 +58,7 @@ HeaderParameter = tuple[tuple[str, ...], str]  # (property path from the root, h
 _SENTINEL = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 field name (1*tchar)
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_MAX_PATH = 1024
 
 
 # -- which arguments are header parameters ---------------------------------------------------------
@@ -69,8 +70,9 @@ def header_parameters(input_schema: Any) -> list[HeaderParameter]:
     when its value is an HTTP token; annotations under ``items``, ``anyOf``, ``$ref`` ... and the
     root's own do not. The result is in schema order (depth first, as the properties are written),
     so the client sends the headers and the server reports a mismatch in the order a reader of the
-    schema expects. The walk is iterative: depth is bounded only by the schema (a parsed JSON value
-    is already bounded by its parser's nesting limit).
+    schema expects. The walk is iterative; its one bound, ``_MAX_PATH`` properties deep, is beyond
+    what any JSON text reaches through a parser's nesting limit (orjson: 1024 containers, two per
+    level), so it only stops a Python schema that contains itself.
     """
     found: list[HeaderParameter] = []
     stack: list[tuple[tuple[str, ...], Any]] = [((), input_schema)]
@@ -82,7 +84,7 @@ def header_parameters(input_schema: Any) -> list[HeaderParameter]:
         if path and isinstance(token, str) and _TOKEN.fullmatch(token):
             found.append((path, token))
         properties = node.get("properties")
-        if isinstance(properties, dict):
+        if isinstance(properties, dict) and len(path) < _MAX_PATH:
             # reversed onto the stack, so that they come off it in the order they are written
             stack.extend(((*path, name), sub) for name, sub in reversed(properties.items()))
     return found
