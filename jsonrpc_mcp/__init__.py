@@ -10,8 +10,7 @@ loads the client, nor a client the server.
 from __future__ import annotations
 
 from ._lazy import lazy_names
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost more than this module
 if TYPE_CHECKING:

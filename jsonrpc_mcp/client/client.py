@@ -23,184 +23,58 @@ Multi round-trip requests (modern era): ``call_tool``, ``get_prompt`` and ``read
 ``roots/list`` in the handshake era), and retry the request (a new id, the same params plus
 ``inputResponses`` and the echoed ``requestState``) up to ``max_input_rounds`` times. A result
 asking for input the application cannot give is returned as it came.
+
+Modules: this one is the :class:`Client`; :mod:`._modern` has the stateless revisions' pieces (the
+input rounds, :class:`Subscription`, reading ``-32022``), :mod:`._dispatch` serves the server's
+requests and routes its notifications.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
 
 import anyio
-import orjson
 from anyio.abc import TaskGroup
 
-from .. import __version__
-from ..jsonrpc.endpoint import CancelSpec, Endpoint, RequestContext
-from ..jsonrpc.errors import JsonRpcError, MethodNotFound, RequestTimeout
-from ..jsonrpc.messages import Notification, Request, RequestId
+from .. import wire
+from .._version import __version__
+from ..jsonrpc.endpoint import CancelSpec, Endpoint
+from ..jsonrpc.errors import JsonRpcError, RequestTimeout
+from ..jsonrpc.messages import Notification, RequestId
 from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, MODERN_REVISIONS, Revision, get_revision
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
+from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
+from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
 
 logger = logging.getLogger("jsonrpc_mcp.client")
 
-NotificationCallback = Callable[[str, Any], Awaitable[None] | None]
-RequestHandler = Callable[[Any], Awaitable[Any]]
 _DEFAULT: Any = object()
 
 # the request envelope of the stateless revisions (params._meta keys), and what results carry
-PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+PROTOCOL_VERSION = wire.PROTOCOL_VERSION
+CLIENT_CAPABILITIES = wire.CLIENT_CAPABILITIES
+CLIENT_INFO = wire.CLIENT_INFO
+LOG_LEVEL = wire.LOG_LEVEL
+SERVER_INFO = wire.SERVER_INFO
+SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
 
 MODES = ("auto", "legacy", *(r.version for r in MODERN_REVISIONS))
 LATEST_MODERN = MODERN_REVISIONS[-1]
 DEFAULT_PROBE_TIMEOUT = 10.0  # what the official clients allow the server/discover probe
 DEFAULT_MAX_INPUT_ROUNDS = 10
-INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-_STATE_ONLY_DELAYS = (0.05, 0.1, 0.2, 0.25)  # before retrying a result that asked for no input
 
 
 class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
-
-
-class InputRequiredError(Exception):
-    """The server kept answering ``InputRequiredResult`` for more than ``max_input_rounds`` rounds.
-
-    ``result`` is the last one.
-    """
-
-    def __init__(self, method: str, rounds: int, result: dict[str, Any]) -> None:
-        super().__init__(f"{method}: the server still required input after {rounds} rounds")
-        self.method = method
-        self.rounds = rounds
-        self.result = result
-
-
-def _is_input_required(result: Any) -> bool:
-    return type(result) is dict and result.get("resultType") == "input_required"
-
-
-def _modern_versions_named(error: JsonRpcError) -> list[str]:
-    """The stateless revisions we speak that a -32022 error's ``data.supported`` names (oldest first)."""
-    if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(error.data, dict):
-        return []
-    supported = error.data.get("supported")
-    if not isinstance(supported, list):
-        return []
-    return [r.version for r in MODERN_REVISIONS if r.version in supported]
-
-
-class Subscription:
-    """A ``subscriptions/listen`` stream opened by :meth:`Client.listen`.
-
-    ``id`` is the listen request's id (every notification of the stream carries it as
-    ``_meta["io.modelcontextprotocol/subscriptionId"]``); ``acknowledged`` is what the server's
-    acknowledgement says it honours. Iterate (or :meth:`receive`) for ``(method, params)`` of each
-    notification that followed; the iteration ends when the server ends the subscription, whose
-    final result is then ``result`` (or ``error``).
-    """
-
-    def __init__(self) -> None:
-        self.id: RequestId | None = None
-        self.acknowledged: dict[str, Any] | None = None
-        self.result: Any = None
-        self.error: JsonRpcError | None = None
-        self._send, self._receive = anyio.create_memory_object_stream[tuple[str, Any]](math.inf)
-        self._settled = anyio.Event()  # acknowledged, or ended before that
-        self._ended = anyio.Event()
-
-    @property
-    def ended(self) -> bool:
-        return self._ended.is_set()
-
-    def _deliver(self, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/subscriptions/acknowledged" and self.acknowledged is None:
-            filters = params.get("notifications")
-            self.acknowledged = filters if isinstance(filters, dict) else {}
-            self._settled.set()
-            return
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._send.send_nowait((method, params))
-
-    def _end(self) -> None:
-        self._send.close()
-        self._ended.set()
-        self._settled.set()
-
-    async def receive(self) -> tuple[str, Any]:
-        """The next notification ``(method, params)``; ``anyio.EndOfStream`` once the stream ended."""
-        return await self._receive.receive()
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> tuple[str, Any]:
-        try:
-            return await self._receive.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-
-class _IdTap:
-    """A channel to the stream that reports the id of the request passing through it."""
-
-    def __init__(self, stream: MessageStream, on_id: Callable[[RequestId], None]) -> None:
-        self._stream = stream
-        self._on_id = on_id
-
-    async def send(self, message: bytes) -> None:
-        rid = orjson.loads(message).get("id")
-        if isinstance(rid, (str, int)):
-            self._on_id(rid)
-        await self._stream.send(message)
-
-
-class _ClientDispatcher:
-    """Serves the server's requests (ping, and whatever handlers the application gave)."""
-
-    accepts_batches = False
-    omits_unknown_ids = False
-    ordered_methods: frozenset[str] = frozenset()
-
-    def __init__(
-        self,
-        handlers: Mapping[str, RequestHandler],
-        on_notification: NotificationCallback | None,
-        route: Callable[[Notification], None],
-    ) -> None:
-        self.handlers = dict(handlers)
-        self._on_notification = on_notification
-        self._route = route
-
-    async def handle_request(self, request: Request, context: RequestContext) -> Any:
-        if request.method == "ping":
-            return {}
-        handler = self.handlers.get(request.method)
-        if handler is None:
-            raise MethodNotFound(f"Method not found: {request.method}")
-        return await handler(request.params)
-
-    async def handle_notification(self, notification: Notification) -> None:
-        self._route(notification)
-        if self._on_notification is None:
-            return
-        outcome = self._on_notification(notification.method, notification.params)
-        if inspect.isawaitable(outcome):
-            await outcome
 
 
 class Client:
@@ -239,12 +113,12 @@ class Client:
         self.log_level = log_level
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
-        self._dispatcher = _ClientDispatcher(request_handlers or {}, on_notification, self._route)
+        self._dispatcher = ClientDispatcher(request_handlers or {}, on_notification, self._route)
         self.endpoint = Endpoint(
             stream,
             self._dispatcher,
             request_timeout=request_timeout,
-            cancel=CancelSpec("notifications/cancelled", "requestId"),
+            cancel=CancelSpec(wire.CANCELLED, wire.CANCEL_ID_KEY),
         )
         self._stream = stream
         self._tg: TaskGroup | None = None
@@ -330,7 +204,7 @@ class Client:
     async def initialize(self) -> dict[str, Any]:
         """The handshake: ``initialize``, check the revision, then ``notifications/initialized``."""
         result = await self.request(
-            "initialize",
+            wire.INITIALIZE,
             {
                 "protocolVersion": self.requested_version,
                 "capabilities": self.capabilities,
@@ -346,7 +220,7 @@ class Client:
             )
         self.revision = revision
         self.initialize_result = result
-        await self.notify("notifications/initialized")
+        await self.notify(wire.INITIALIZED)
         return self.initialize_result
 
     async def discover(self, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
@@ -364,7 +238,7 @@ class Client:
         try:
             return version, await self._send_discover(version, timeout)
         except JsonRpcError as exc:
-            named = _modern_versions_named(exc)
+            named = modern_versions_named(exc)
             if not named:
                 raise
             logger.debug("server/discover at %s refused (%s); asking at %s", version, exc, named[-1])
@@ -372,7 +246,7 @@ class Client:
 
     async def _send_discover(self, version: str, timeout: float | None) -> Any:
         params = {"_meta": self.envelope(version)}
-        return await self.request("server/discover", params, timeout=timeout, envelope=False)
+        return await self.request(wire.DISCOVER, params, timeout=timeout, envelope=False)
 
     def _adopt(self, asked: str, result: Any) -> bool:
         """Take a DiscoverResult: False when it is not one, or names no revision we speak."""
@@ -405,7 +279,7 @@ class Client:
         except JsonRpcError as exc:
             # -32022 to initialize is modern evidence too (a dual-era server that a late answer to a
             # timed-out probe locked into the modern era): ask once more at a revision it names.
-            named = _modern_versions_named(exc)
+            named = modern_versions_named(exc)
             if not named:
                 raise
             asked, result = await self._discover_at(named[-1], self.probe_timeout)
@@ -458,7 +332,7 @@ class Client:
     # -- MCP methods ------------------------------------------------------------------------------
     async def ping(self) -> None:
         """``ping`` (the handshake era; stateless revisions removed it)."""
-        await self.request("ping")
+        await self.request(wire.PING)
 
     async def _list_all(self, method: str, key: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -477,7 +351,7 @@ class Client:
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool (following ``nextCursor`` to the end)."""
-        return await self._list_all("tools/list", "tools")
+        return await self._list_all(wire.TOOLS_LIST, "tools")
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
@@ -490,19 +364,19 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self._with_input("tools/call", params, timeout)
+        return await self._with_input(wire.TOOLS_CALL, params, timeout)
 
     async def list_resources(self) -> list[dict[str, Any]]:
-        return await self._list_all("resources/list", "resources")
+        return await self._list_all(wire.RESOURCES_LIST, "resources")
 
     async def list_resource_templates(self) -> list[dict[str, Any]]:
-        return await self._list_all("resources/templates/list", "resourceTemplates")
+        return await self._list_all(wire.RESOURCES_TEMPLATES_LIST, "resourceTemplates")
 
     async def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
-        return await self._with_input("resources/read", {"uri": uri}, timeout)
+        return await self._with_input(wire.RESOURCES_READ, {"uri": uri}, timeout)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
-        return await self._list_all("prompts/list", "prompts")
+        return await self._list_all(wire.PROMPTS_LIST, "prompts")
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _DEFAULT
@@ -510,44 +384,15 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self._with_input("prompts/get", params, timeout)
+        return await self._with_input(wire.PROMPTS_GET, params, timeout)
 
     async def _with_input(self, method: str, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """Send the request; answer input requests and retry while the server asks for input we can give."""
-        result: dict[str, Any] = await self.request(method, params, timeout=timeout)
-        rounds = 0
-        while _is_input_required(result) and self.max_input_rounds > 0:
-            requests = result.get("inputRequests", {})
-            if not self._can_answer(requests):
-                return result
-            if rounds == self.max_input_rounds:
-                raise InputRequiredError(method, rounds, result)
-            retry = dict(params)
-            if requests:
-                retry["inputResponses"] = await self._answer(requests)
-            else:  # only requestState: the server wants the same request again, a little later
-                await anyio.sleep(_STATE_ONLY_DELAYS[min(rounds, len(_STATE_ONLY_DELAYS) - 1)])
-            if "requestState" in result:
-                retry["requestState"] = result["requestState"]
-            rounds += 1
-            result = await self.request(method, retry, timeout=timeout)
-        return result
 
-    def _can_answer(self, requests: Any) -> bool:
-        if type(requests) is not dict:
-            return False
-        handlers = self._dispatcher.handlers
-        return all(
-            type(item) is dict and item.get("method") in INPUT_METHODS and item.get("method") in handlers
-            for item in requests.values()
-        )
+        async def send(method: str, params: dict[str, Any]) -> Any:
+            return await self.request(method, params, timeout=timeout)
 
-    async def _answer(self, requests: dict[str, Any]) -> dict[str, Any]:
-        """Each input request answered by the application's handler for its method, under its key."""
-        responses: dict[str, Any] = {}
-        for key, item in requests.items():
-            responses[key] = await self._dispatcher.handlers[item["method"]](item.get("params"))
-        return responses
+        return await with_input(send, method, params, self._dispatcher.handlers, self.max_input_rounds)
 
     async def set_logging_level(self, level: str) -> None:
         """The server sends ``notifications/message`` of ``level`` and above.
@@ -558,7 +403,7 @@ class Client:
         if self.is_modern:
             self.log_level = level
             return
-        await self.request("logging/setLevel", {"level": level})
+        await self.request(wire.SET_LEVEL, {"level": level})
 
     async def complete(
         self,
@@ -576,7 +421,7 @@ class Client:
         params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
         if context_arguments is not None:
             params["context"] = {"arguments": dict(context_arguments)}
-        result: dict[str, Any] = await self.request("completion/complete", params)
+        result: dict[str, Any] = await self.request(wire.COMPLETE, params)
         return result
 
     async def subscribe_resource(self, uri: str) -> None:
@@ -584,10 +429,10 @@ class Client:
 
         Stateless revisions removed it: use :meth:`listen` with ``resourceSubscriptions``.
         """
-        await self.request("resources/subscribe", {"uri": uri})
+        await self.request(wire.RESOURCES_SUBSCRIBE, {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
-        await self.request("resources/unsubscribe", {"uri": uri})
+        await self.request(wire.RESOURCES_UNSUBSCRIBE, {"uri": uri})
 
     # -- subscriptions (modern era) -----------------------------------------------------------------
     def _route(self, notification: Notification) -> None:
@@ -620,7 +465,7 @@ class Client:
             subscription.id = rid
             self._subscriptions[rid] = subscription
 
-        tap = _IdTap(self._stream, register)
+        tap = IdTap(self._stream, register)
         params = {"notifications": dict(notifications)}
         if self.is_modern:
             params = self._stamped(params)
@@ -629,7 +474,7 @@ class Client:
             try:
                 with scope:
                     subscription.result = await self.endpoint.request(
-                        "subscriptions/listen", params, timeout=None, via=tap
+                        wire.LISTEN, params, timeout=None, via=tap
                     )
             except JsonRpcError as exc:
                 subscription.error = exc
