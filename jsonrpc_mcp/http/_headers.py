@@ -26,16 +26,13 @@ Decisions where the revision leaves room:
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .. import wire
 from ..jsonrpc.messages import Notification, Request
 from ..server._registry import Tool
+from ..transports.http._mcp_headers import NAMED_BY, decode_value, header_matches, header_parameters, value_at
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -60,11 +57,6 @@ _ROUTING = frozenset({VERSION, MCP_METHOD, MCP_NAME})
 # the routing headers as ASGI servers spell them (lower case): no decoding for the common case
 _KNOWN = {name.encode("latin-1"): name for name in _ROUTING}
 # method -> the params key Mcp-Name mirrors
-NAMED_BY = {wire.TOOLS_CALL: "name", wire.PROMPTS_GET: "name", wire.RESOURCES_READ: "uri"}
-
-_SENTINEL = re.compile(rb"=\?base64\?(.*)\?=")
-_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 def mcp_headers(
@@ -130,25 +122,6 @@ def _shape(index: dict[bytes, bytes]) -> tuple[tuple[bytes, str], ...] | None:
     if len(plan) != count:  # an Mcp-Param-*, another MCP-* name, or one spelled in capitals
         return None
     return plan
-
-
-def decode_value(raw: bytes) -> str | None:
-    """A header value as the string it stands for; None when it is malformed (characters outside
-    visible ASCII, a ``=?base64?...?=`` whose payload is not base64 of UTF-8)."""
-    if not raw.isascii():
-        return None
-    text = raw.decode("ascii")
-    if not text.isprintable():  # (for ASCII: a control character, \x00-\x1f or \x7f)
-        return None
-    if not text.startswith("=?"):
-        return text
-    wrapped = _SENTINEL.fullmatch(raw)
-    if wrapped is None:
-        return text
-    try:
-        return base64.b64decode(wrapped.group(1), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        return None
 
 
 # (header value, body value) pairs known to match as the same plain visible ASCII text (methods,
@@ -219,7 +192,7 @@ def check_notification(notification: Notification, headers: dict[str, bytes]) ->
     return None
 
 
-# -- x-mcp-header parameters -----------------------------------------------------------------------
+# -- x-mcp-header parameters (the rule itself is shared with the client: _mcp_headers) --------------
 def tool_parameters(tool: Tool) -> list[tuple[tuple[str, ...], str]]:
     """:func:`header_parameters` of a tool's input schema (worked out once per registered tool and
     schema, kept on the tool)."""
@@ -230,60 +203,13 @@ def tool_parameters(tool: Tool) -> list[tuple[tuple[str, ...], str]]:
     return cached[1]
 
 
-def header_parameters(schema: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
-    """The ``x-mcp-header`` parameters of an input schema: (property path, header name) pairs.
-
-    Only properties reached from the root through ``properties`` alone count, with a header name
-    that is an HTTP token; anything else is not a header parameter.
-    """
-    found: list[tuple[tuple[str, ...], str]] = []
-    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
-    while stack:
-        path, node = stack.pop()
-        if type(node) is not dict:
-            continue
-        name = node.get("x-mcp-header")
-        if path and type(name) is str and _TOKEN.fullmatch(name):
-            found.append((path, name))
-        properties = node.get("properties")
-        if type(properties) is dict:
-            stack.extend(((*path, key), sub) for key, sub in properties.items())
-    found.sort()
-    return found
-
-
-def _value_at(arguments: dict[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = arguments
-    for key in path:
-        if type(node) is not dict:
-            return None
-        node = node.get(key)
-    return node
-
-
-def _same(value: Any, text: str) -> bool:
-    """Whether a header's (decoded) text stands for the argument's value."""
-    if type(value) is bool:
-        return text == ("true" if value else "false")
-    if type(value) is int or type(value) is float:
-        if _DECIMAL.fullmatch(text) is None:
-            return text == str(value)
-        try:
-            return Decimal(text) == Decimal(repr(value))
-        except InvalidOperation:
-            return False
-    if type(value) is str:
-        return text == value
-    return False  # an object or array has no header form
-
-
 def _check_parameters(
     parameters: list[tuple[tuple[str, ...], str]], arguments: dict[str, Any], headers: dict[str, bytes]
 ) -> str | None:
     for path, name in parameters:
         header = f"Mcp-Param-{name}"
         raw = headers.get(PARAM_PREFIX + name.lower())
-        value = _value_at(arguments, path)
+        value = value_at(arguments, path)
         argument = ".".join(path)
         if value is None:
             if raw is not None:
@@ -294,6 +220,6 @@ def _check_parameters(
         text = decode_value(raw)
         if text is None:
             return f"Header mismatch: the {header} header value is malformed"
-        if not _same(value, text):
+        if not header_matches(value, text):
             return f"Header mismatch: {header} header value {text!r} does not match argument {argument!r}"
     return None
