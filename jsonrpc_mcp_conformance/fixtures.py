@@ -53,6 +53,7 @@ LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")  # RFC 2119, as the
 SOURCES = ("spec", "schema", "jsonrpc", "derived")
 URL_RE = re.compile(r"^https://[^\s]+$")
 SPEC_KEYS = {"url", "url_by_revision", "quote"}
+MAX_GENERATED = 64 * 1024 * 1024  # characters one $repeat generator may produce
 ID_RE = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*(?::[a-z0-9]+(?:[-_.][a-z0-9]+)*)+$")
 FIXTURE_KEYS = {
     "id",
@@ -184,8 +185,12 @@ def expand_generators(value: Any) -> Any:
                 or not isinstance(times, int)
                 or isinstance(times, bool)
                 or times < 0
+                or len(text) * times > MAX_GENERATED
             ):
-                raise FixtureError(f"$repeat needs a string and $times a non-negative integer: {value!r}")
+                raise FixtureError(
+                    f"$repeat needs a string and $times a non-negative integer (at most {MAX_GENERATED} "
+                    f"characters in all): {value!r}"
+                )
             return text * times
         return {key: expand_generators(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -267,7 +267,13 @@ def test_the_generator_expands_only_its_exact_shape() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", [{"$repeat": 1, "$times": 2}, {"$repeat": "x", "$times": -1}, {"$repeat": "x", "$times": True}]
+    "bad",
+    [
+        {"$repeat": 1, "$times": 2},
+        {"$repeat": "x", "$times": -1},
+        {"$repeat": "x", "$times": True},
+        {"$repeat": "xx", "$times": 1 << 30},
+    ],
 )
 def test_a_malformed_generator_fails_the_check(tmp_path: Path, bad: dict[str, Any]) -> None:
     with pytest.raises(FixtureError, match=r"\$repeat"):
