@@ -56,9 +56,9 @@ def to_text(run: Run, *, verbose: bool = False) -> str:
                 mark = "XFAIL" if v.status in (FAIL, ERROR) else "XPASS (expected to fail, now passes)"
             lines.append(f"  {mark} {v.id} [{v.revision}, {v.fixture.level}] {v.fixture.title}")
             if v.status in (FAIL, ERROR):
-                lines.append(f"      spec ({v.fixture.source}): {_page(v)}")
+                lines.append(f"      spec: {_page(v)}")
                 if v.fixture.quote:
-                    lines.append(f"      says: {v.fixture.quote}")
+                    lines.append(f"      says ({v.fixture.source}): {v.fixture.quote}")
                 for problem in v.problems[:3]:
                     lines.append(f"      why: {problem}")
                 if v.expected:
@@ -146,8 +146,8 @@ def to_junit(run: Run) -> str:
                 failure = ET.SubElement(case, "failure", message=(v.problems or [v.status])[0][:500])
                 failure.text = "\n".join(
                     [
-                        f"spec ({v.fixture.source}): {_page(v)}",
-                        f"says: {v.fixture.quote}",
+                        f"spec: {_page(v)}",
+                        f"says ({v.fixture.source}): {v.fixture.quote}",
                         *v.problems,
                         f"expected: {v.expected}",
                         f"actual: {v.actual}",
