@@ -3,6 +3,15 @@
 Layout: ``spec/manifest.json`` names every requirement id and the file holding its fixture;
 ``spec/mcp/*.json`` hold the MCP fixtures (one requirement per entry); ``spec/jsonrpc/examples.json``
 holds the JSON-RPC 2.0 §7 examples, run against a plain JSON-RPC server by the project's tests.
+
+Each requirement names the official text it checks: ``level`` (the RFC 2119 keyword), ``source``
+(where the rule is written: the specification pages, the revision's schema, the JSON-RPC 2.0
+specification, or ``derived`` from several sentences) and ``spec`` with ``url`` (a full URL; ``{revision}``
+stands for the revision checked; ``url_by_revision`` overrides it where a page moved) and ``quote``.
+
+Generators are expanded when a fixture is loaded, so the runner sees plain JSON: an object that is
+exactly ``{"$repeat": S, "$times": N}`` becomes the string S repeated N times (e.g. a 1 MiB payload
+that would otherwise be stored in the file).
 """
 
 from __future__ import annotations
@@ -20,10 +29,13 @@ __all__ = [
     "LEGACY_REVISIONS",
     "MODERN_REVISIONS",
     "TRANSPORT_REVISIONS",
+    "LEVELS",
+    "SOURCES",
     "Fixture",
     "FixtureError",
     "Spec",
     "default_spec_dir",
+    "expand_generators",
     "expand_revisions",
     "load_spec",
     "select_ids",
@@ -35,12 +47,19 @@ ALL_REVISIONS = LEGACY_REVISIONS + MODERN_REVISIONS
 TRANSPORTS = ("stdio", "http", "inprocess")
 # the revisions a transport exists in: Streamable HTTP came with 2025-03-26 (2024-11-05 had HTTP+SSE)
 TRANSPORT_REVISIONS = {"http": ALL_REVISIONS[1:]}
-LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY", "schema", "derived", "JSON-RPC 2.0")
+LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")  # RFC 2119, as the quoted sentence says
+# where the rule is written: the MCP specification pages, the revision's schema (schema.ts doc comments
+# and types), the JSON-RPC 2.0 specification, or derived from several sentences (all quoted)
+SOURCES = ("spec", "schema", "jsonrpc", "derived")
+URL_RE = re.compile(r"^https://[^\s]+$")
+SPEC_KEYS = {"url", "url_by_revision", "quote"}
+MAX_GENERATED = 64 * 1024 * 1024  # characters one $repeat generator may produce
 ID_RE = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*(?::[a-z0-9]+(?:[-_.][a-z0-9]+)*)+$")
 FIXTURE_KEYS = {
     "id",
     "title",
     "level",
+    "source",
     "revisions",
     "transports",
     "spec",
@@ -108,12 +127,22 @@ class Fixture:
     invariant: str | None = None  # judged over every message of the run instead of by steps
     # (revisions, transports, reason): combinations of the lists above where the fixture does not apply
     exceptions: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
+    source: str = "spec"  # one of SOURCES
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def citation(self) -> str:
-        page = self.spec.get("page", "")
-        notes = self.spec.get("notes")
-        return f"{page}" + (f" (NOTES §10 {notes})" if notes else "")
+    @property
+    def quote(self) -> str:
+        return str(self.spec.get("quote", ""))
+
+    def url(self, revision: str | None = None) -> str:
+        """The page the requirement comes from, for ``revision`` (else the template with ``{revision}``)."""
+        if revision is None:
+            return str(self.spec.get("url", ""))
+        moved: dict[str, str] = self.spec.get("url_by_revision") or {}
+        return moved.get(revision) or str(self.spec.get("url", "")).replace("{revision}", revision)
+
+    def citation(self, revision: str | None = None) -> str:
+        return self.url(revision)
 
     def applies(self, revision: str, transport: str) -> bool:
         return (
@@ -137,20 +166,43 @@ class Spec:
     def count_by_revision(self) -> dict[str, int]:
         return {r: sum(1 for f in self.fixtures if r in f.revisions) for r in ALL_REVISIONS}
 
-    def notes_coverage(self) -> dict[str, list[str]]:
-        """NOTES.md §10 assertion id -> the fixtures that check it."""
-        covered: dict[str, list[str]] = {}
-        for fixture in self.fixtures:
-            for note in _notes_of(fixture.spec):
-                covered.setdefault(note, []).append(fixture.id)
-        return covered
+
+def _spec_problems(spec: Any) -> list[str]:
+    """What is wrong with a requirement's ``spec`` (its URL and quote)."""
+    if not isinstance(spec, dict):
+        return ["spec must be an object with url and quote"]
+    problems = [f"spec: unknown keys {sorted(set(spec) - SPEC_KEYS)}"] if set(spec) - SPEC_KEYS else []
+    urls = [spec.get("url"), *(spec.get("url_by_revision") or {}).values()]
+    if not all(isinstance(u, str) and URL_RE.match(u) for u in urls):
+        problems.append("spec.url (the full https:// URL of the page the requirement comes from) is required")
+    if set(spec.get("url_by_revision") or {}) - set(ALL_REVISIONS):
+        problems.append("spec.url_by_revision: keys must be revisions")
+    if not isinstance(spec.get("quote"), str) or not spec["quote"].strip():
+        problems.append("spec.quote (the sentence the requirement checks, verbatim) is required")
+    return problems
 
 
-def _notes_of(spec: dict[str, Any]) -> list[str]:
-    notes = spec.get("notes")
-    if notes is None:
-        return []
-    return [notes] if isinstance(notes, str) else list(notes)
+def expand_generators(value: Any) -> Any:
+    """``{"$repeat": S, "$times": N}`` -> S * N, anywhere in ``value`` (a copy; the rest unchanged)."""
+    if isinstance(value, dict):
+        if set(value) == {"$repeat", "$times"}:
+            text, times = value["$repeat"], value["$times"]
+            if (
+                not isinstance(text, str)
+                or not isinstance(times, int)
+                or isinstance(times, bool)
+                or times < 0
+                or len(text) * times > MAX_GENERATED
+            ):
+                raise FixtureError(
+                    f"$repeat needs a string and $times a non-negative integer (at most {MAX_GENERATED} "
+                    f"characters in all): {value!r}"
+                )
+            return text * times
+        return {key: expand_generators(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expand_generators(item) for item in value]
+    return value
 
 
 def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -> Fixture | None:
@@ -162,17 +214,23 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
     if not isinstance(fid, str) or not ID_RE.match(fid):
         problems.append(f"{where}: id must look like area:topic:name")
         return None
-    for key in ("title", "level", "revisions", "spec"):
+    for key in ("title", "level", "source", "revisions", "spec"):
         if key not in entry:
             problems.append(f"{where}: missing {key!r}")
     if entry.get("level") not in LEVELS:
         problems.append(f"{where}: level {entry.get('level')!r} not one of {LEVELS}")
+    if entry.get("source") not in SOURCES:
+        problems.append(f"{where}: source {entry.get('source')!r} not one of {SOURCES}")
     spec = entry.get("spec", {})
-    if not isinstance(spec, dict) or not spec.get("page"):
-        problems.append(f"{where}: spec.page (the page the requirement comes from) is required")
+    problems.extend(f"{where}: {problem}" for problem in _spec_problems(spec))
     transports = tuple(entry.get("transports", TRANSPORTS))
     if set(transports) - set(TRANSPORTS):
         problems.append(f"{where}: unknown transports {sorted(set(transports) - set(TRANSPORTS))}")
+    try:
+        steps = tuple(expand_generators(entry.get("steps", [])))
+    except FixtureError as exc:
+        problems.append(f"{where}: {exc}")
+        steps = ()
     if bool(entry.get("steps")) == bool(entry.get("invariant")):
         problems.append(f"{where}: exactly one of steps / invariant is required")
     connection = entry.get("connection", "session")
@@ -207,6 +265,7 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
         id=fid,
         title=entry.get("title", ""),
         level=entry.get("level", ""),
+        source=entry.get("source", ""),
         revisions=revisions,
         transports=transports,
         spec=spec if isinstance(spec, dict) else {},
@@ -215,7 +274,7 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
         connection=connection,
         requires=tuple(entry.get("requires", ())),
         ambiguity=entry.get("ambiguity"),
-        steps=tuple(entry.get("steps", ())),
+        steps=steps,
         invariant=entry.get("invariant"),
         exceptions=tuple(exceptions),
         raw=entry,
@@ -257,16 +316,6 @@ def load_spec(directory: Path | None = None, *, check: bool = True) -> Spec:
         if rid not in declared:
             problems.append(f"{file}: fixture {rid} names no requirement in the manifest")
     spec = Spec(fixtures=fixtures, manifest=manifest, examples=examples, directory=directory)
-    known_notes = set(manifest.get("notes_assertions", []))
-    covered = spec.notes_coverage()
-    for note in sorted(set(covered) - known_notes):
-        problems.append(f"fixtures cite NOTES §10 {note}, which the manifest does not list")
-    pending = manifest.get("notes_pending", {})
-    for note in sorted(known_notes):
-        if note not in covered and note not in pending:
-            problems.append(f"NOTES §10 {note} has no fixture and is not listed as pending")
-        if note in covered and note in pending:
-            problems.append(f"NOTES §10 {note} is covered and also listed as pending")
     if check and problems:
         raise FixtureError("\n".join(problems))
     return spec

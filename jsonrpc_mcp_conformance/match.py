@@ -26,6 +26,10 @@ is an operator:
 ``{"$literal": {...}}``          an object having these members, names taken literally (``$ref`` too)
 ``{"$json": p}``                 a string holding JSON text whose value matches p
 ``{"$increasing": "a.b"}``       an array whose values at that dotted path are strictly increasing numbers
+
+One generator is not a pattern but is expanded when the fixtures are loaded (``fixtures.py``), anywhere
+in a fixture's steps, so that large values need not be stored: ``{"$repeat": "x", "$times": 1048576}``
+(exactly these two members) becomes the string ``"x"`` repeated 1048576 times.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ def summary(run: Run) -> dict[str, int]:
 
 
 def _page(verdict: Verdict) -> str:
-    return verdict.fixture.citation().replace("<rev>", verdict.revision)
+    """The specification page the verdict's requirement comes from, for the revision checked."""
+    return verdict.fixture.url(verdict.revision)
 
 
 def to_text(run: Run, *, verbose: bool = False) -> str:
@@ -56,9 +57,8 @@ def to_text(run: Run, *, verbose: bool = False) -> str:
             lines.append(f"  {mark} {v.id} [{v.revision}, {v.fixture.level}] {v.fixture.title}")
             if v.status in (FAIL, ERROR):
                 lines.append(f"      spec: {_page(v)}")
-                quote = v.fixture.spec.get("quote")
-                if quote:
-                    lines.append(f"      says: {quote}")
+                if v.fixture.quote:
+                    lines.append(f"      says ({v.fixture.source}): {v.fixture.quote}")
                 for problem in v.problems[:3]:
                     lines.append(f"      why: {problem}")
                 if v.expected:
@@ -67,7 +67,7 @@ def to_text(run: Run, *, verbose: bool = False) -> str:
                     lines.append(f"      actual:   {v.actual}")
                 if v.fixture.ambiguity:
                     amb = v.fixture.ambiguity
-                    lines.append(f"      ambiguity ({amb.get('notes')}): {amb.get('text')}")
+                    lines.append(f"      ambiguity: {amb.get('text')}")
             elif v.note:
                 lines.append(f"      {v.note}")
     s = summary(run)
@@ -90,8 +90,9 @@ def _verdict_json(v: Verdict) -> dict[str, Any]:
         "status": v.status,
         "area": v.fixture.area,
         "level": v.fixture.level,
+        "source": v.fixture.source,
         "title": v.fixture.title,
-        "spec": {**v.fixture.spec, "page": _page(v)},
+        "spec": {"url": _page(v), "quote": v.fixture.quote},
         "expected_failure": v.expected_failure,
         "seconds": round(v.seconds, 4),
     }
@@ -144,7 +145,13 @@ def to_junit(run: Run) -> str:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=(v.problems or [v.status])[0][:500])
                 failure.text = "\n".join(
-                    [f"spec: {_page(v)}", *v.problems, f"expected: {v.expected}", f"actual: {v.actual}"]
+                    [
+                        f"spec: {_page(v)}",
+                        f"says ({v.fixture.source}): {v.fixture.quote}",
+                        *v.problems,
+                        f"expected: {v.expected}",
+                        f"actual: {v.actual}",
+                    ]
                 )
             elif v.status == SKIP or v.expected_failure:
                 skipped += 1

@@ -98,7 +98,7 @@ def test_a_failing_server_exits_1_and_cites_the_spec() -> None:
     )
     assert code == EXIT_FAILED
     assert "FAIL modern:result:result-type-discover" in text
-    assert "spec: 2026-07-28/basic/index.mdx#resulttype" in text
+    assert "spec: https://modelcontextprotocol.io/specification/2026-07-28/basic#resulttype" in text
 
 
 def test_an_expected_failure_baseline_turns_the_run_green(tmp_path: Path) -> None:

@@ -1,4 +1,6 @@
-"""The fixtures in spec/: consistent with the manifest, covering NOTES §10, and a matcher that can fail."""
+"""The fixtures in spec/: consistent with the manifest, citing and quoting the official text, covering the
+implementers' notes (section 10 of ../shared/spec/NOTES.md, mapped in notes_coverage.json), and a matcher
+that can fail."""
 
 from __future__ import annotations
 
@@ -11,11 +13,19 @@ from typing import Any
 import pytest
 
 from jsonrpc_mcp_conformance.baseline import BaselineError, parse_baseline
-from jsonrpc_mcp_conformance.fixtures import ALL_REVISIONS, FixtureError, load_spec
+from jsonrpc_mcp_conformance.fixtures import (
+    ALL_REVISIONS,
+    LEVELS,
+    SOURCES,
+    FixtureError,
+    expand_generators,
+    load_spec,
+)
 from jsonrpc_mcp_conformance.match import match
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
 NOTES = Path(__file__).resolve().parents[3] / "shared" / "spec" / "NOTES.md"
+COVERAGE = Path(__file__).resolve().parent / "notes_coverage.json"
 
 
 def test_the_manifest_and_the_fixtures_agree() -> None:
@@ -29,11 +39,75 @@ def test_there_are_at_least_200_requirements() -> None:
     assert all(count > 100 for count in spec.count_by_revision().values())
 
 
-def test_the_manifest_lists_every_notes_section_10_assertion() -> None:
+def _coverage_problems(section_10: set[str], coverage: dict[str, Any], requirements: set[str]) -> list[str]:
+    """What is wrong with the NOTES section 10 -> requirement mapping (both ways)."""
+    covered: dict[str, list[str]] = coverage["covered"]
+    pending: dict[str, str] = coverage["pending"]
+    problems = [
+        f"{note} has no fixture and is not pending"
+        for note in sorted(section_10 - set(covered) - set(pending))
+    ]
+    problems += [
+        f"{note} is not a section 10 assertion" for note in sorted((set(covered) | set(pending)) - section_10)
+    ]
+    problems += [f"{note} is covered and also pending" for note in sorted(set(covered) & set(pending))]
+    problems += [
+        f"{note} pending without a reason" for note, why in sorted(pending.items()) if not why.strip()
+    ]
+    problems += [
+        f"{note} names {rid}, which is no requirement in spec/"
+        for note, rids in sorted(covered.items())
+        for rid in rids
+        if rid not in requirements
+    ]
+    problems += [f"{note} names no requirement" for note, rids in sorted(covered.items()) if not rids]
+    return problems
+
+
+def _section_10_ids() -> set[str]:
     if not NOTES.exists():
         pytest.skip("shared/spec/NOTES.md is not next to this checkout")
-    ids = re.findall(r"^- \*\*([A-H]\d\d)\*\*", NOTES.read_text(encoding="utf-8"), flags=re.MULTILINE)
-    assert sorted(ids) == sorted(load_spec(SPEC).manifest["notes_assertions"])
+    return set(re.findall(r"^- \*\*([A-H]\d\d)\*\*", NOTES.read_text(encoding="utf-8"), flags=re.MULTILINE))
+
+
+def _requirement_ids() -> set[str]:
+    return set(load_spec(SPEC).manifest["requirements"])
+
+
+def test_every_notes_section_10_assertion_is_covered_or_pending() -> None:
+    coverage = json.loads(COVERAGE.read_text(encoding="utf-8"))
+    section_10 = _section_10_ids()
+    assert len(section_10) > 100
+    assert _coverage_problems(section_10, coverage, _requirement_ids()) == []
+
+
+def test_the_notes_coverage_names_only_requirements_that_exist() -> None:
+    coverage = json.loads(COVERAGE.read_text(encoding="utf-8"))
+    section_10 = set(coverage["covered"]) | set(
+        coverage["pending"]
+    )  # what the mapping claims, without NOTES.md
+    assert _coverage_problems(section_10, coverage, _requirement_ids()) == []
+
+
+def test_the_coverage_check_fails_on_a_gap_or_an_unknown_requirement() -> None:
+    coverage = json.loads(COVERAGE.read_text(encoding="utf-8"))
+    requirements = _requirement_ids()
+    section_10 = set(coverage["covered"]) | set(coverage["pending"])
+    first = sorted(coverage["covered"])[0]
+    assert _coverage_problems(section_10 | {"Z99"}, coverage, requirements) == [
+        "Z99 has no fixture and is not pending"
+    ]
+    broken = {**coverage, "covered": {**coverage["covered"], first: ["jsonrpc:id:no-such-fixture"]}}
+    assert _coverage_problems(section_10, broken, requirements) == [
+        f"{first} names jsonrpc:id:no-such-fixture, which is no requirement in spec/"
+    ]
+    note = sorted(coverage["pending"])[0]
+    unexplained = {**coverage, "pending": {**coverage["pending"], note: " "}}
+    assert _coverage_problems(section_10, unexplained, requirements) == [f"{note} pending without a reason"]
+    dropped = {**coverage, "pending": {k: v for k, v in coverage["pending"].items() if k != note}}
+    assert _coverage_problems(section_10, dropped, requirements) == [
+        f"{note} has no fixture and is not pending"
+    ]
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -64,25 +138,150 @@ def test_a_fixture_naming_no_requirement_fails_the_check(tmp_path: Path) -> None
         load_spec(spec)
 
 
-def test_an_uncovered_notes_assertion_fails_the_check(tmp_path: Path) -> None:
+def _set(path: str, value: Any) -> Any:
+    """An edit of the first requirement of mcp/jsonrpc.json: ``path`` is dotted, None as value removes it."""
+
+    def change(document: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target = document["requirements"][0]
+        for key in parents:
+            target = target[key]
+        if value is None:
+            target.pop(last)
+        else:
+            target[last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("spec.url", None, r"spec\.url"),
+        ("spec.url", "2025-11-25/basic/index.mdx#responses", r"spec\.url"),
+        ("spec.url", "http://modelcontextprotocol.io/specification/{revision}/basic", r"spec\.url"),
+        ("spec.url_by_revision", {"2025-11-25": "../basic.mdx"}, r"spec\.url"),
+        ("spec.url_by_revision", {"2099-01-01": "https://example.com/x"}, r"url_by_revision"),
+        ("spec.quote", None, r"spec\.quote"),
+        ("spec.quote", "  ", r"spec\.quote"),
+        ("spec.notes", "A01", r"unknown keys \['notes'\]"),
+        ("level", "schema", r"level 'schema' not one of"),
+        ("level", "JSON-RPC 2.0", r"level 'JSON-RPC 2.0' not one of"),
+        ("source", None, r"missing 'source'"),
+        ("source", "NOTES", r"source 'NOTES' not one of"),
+    ],
+)
+def test_a_fixture_without_its_citation_fails_the_check(
+    tmp_path: Path, path: str, value: Any, message: str
+) -> None:
     spec = _copy(tmp_path)
-    note = sorted(json.loads((spec / "manifest.json").read_text(encoding="utf-8"))["notes_pending"])[0]
-    _edit(spec / "manifest.json", lambda d: d["notes_pending"].pop(note))
-    with pytest.raises(FixtureError, match=rf"{note} has no fixture"):
+    _edit(spec / "mcp" / "jsonrpc.json", _set(path, value))
+    with pytest.raises(FixtureError, match=message):
         load_spec(spec)
 
 
-def test_a_fixture_without_a_spec_page_fails_the_check(tmp_path: Path) -> None:
-    spec = _copy(tmp_path)
-    _edit(spec / "mcp" / "jsonrpc.json", lambda d: d["requirements"][0]["spec"].pop("page"))
-    with pytest.raises(FixtureError, match=r"spec.page"):
-        load_spec(spec)
-
-
-def test_every_fixture_applies_to_known_revisions_and_cites_a_page() -> None:
-    for fixture in load_spec(SPEC).fixtures:
+def test_every_requirement_links_and_quotes_the_text_it_checks() -> None:
+    assert LEVELS == ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
+    assert SOURCES == ("spec", "schema", "jsonrpc", "derived")
+    for fixture in load_spec(SPEC, check=False).fixtures:  # judged here too, not only by load_spec()
         assert set(fixture.revisions) <= set(ALL_REVISIONS)
-        assert fixture.spec["page"]
+        assert fixture.level in LEVELS, fixture.id
+        assert fixture.source in SOURCES, fixture.id
+        assert fixture.quote.strip(), fixture.id
+        for revision in fixture.revisions:
+            url = fixture.url(revision)
+            assert re.fullmatch(r"https://[^\s{}<>]+", url), (fixture.id, revision, url)
+            assert ".mdx" not in url, (fixture.id, url)
+
+
+def test_a_report_shows_a_concrete_page_per_revision() -> None:
+    fixture = load_spec(SPEC).by_id()["jsonrpc:id:integer"]
+    assert (
+        fixture.url("2025-11-25")
+        == "https://modelcontextprotocol.io/specification/2025-11-25/basic#responses"
+    )
+    assert (
+        fixture.url("2024-11-05")
+        == "https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#responses"
+    )
+    moved = load_spec(SPEC).by_id()["stdio:stdout:json-lines"]
+    assert (
+        moved.url("2026-07-28")
+        == "https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio"
+    )
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value, object keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in [key, *_strings(item)]]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _outside_references(directory: Path) -> list[str]:
+    found = []
+    for path in sorted(directory.rglob("*.json")):
+        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+            if "NOTES" in text or "../" in text or text == "notes":
+                found.append(f"{path.relative_to(directory)}: {text[:80]}")
+    return found
+
+
+def test_nothing_in_spec_refers_to_files_outside_the_repository() -> None:
+    assert _outside_references(SPEC) == []
+
+
+def test_the_outside_reference_check_can_fail(tmp_path: Path) -> None:
+    spec = _copy(tmp_path)
+    _edit(
+        spec / "mcp" / "jsonrpc.json",
+        lambda d: d["requirements"][0].update(ambiguity={"notes": "NOTES §9.6"}),
+    )
+    _edit(spec / "mcp" / "stdio.json", lambda d: d.update(description="see ../shared/spec"))
+    assert _outside_references(spec) == [
+        "mcp/jsonrpc.json: notes",
+        "mcp/jsonrpc.json: NOTES §9.6",
+        "mcp/stdio.json: see ../shared/spec",
+    ]
+
+
+def test_the_one_mib_payload_is_generated_when_the_fixtures_load() -> None:
+    fixture = load_spec(SPEC, check=False).by_id()["stdio:framing:large-message"]
+    padding = fixture.steps[0]["send"]["params"]["_meta"]["padding"]
+    assert padding == "x" * 1048576
+    stored = json.loads((SPEC / "mcp" / "stdio.json").read_text(encoding="utf-8"))
+    entry = next(r for r in stored["requirements"] if r["id"] == fixture.id)
+    assert entry["steps"][0]["send"]["params"]["_meta"]["padding"] == {"$repeat": "x", "$times": 1048576}
+    assert max(len(s) for s in _strings(stored)) < 10_000
+
+
+def test_the_generator_expands_only_its_exact_shape() -> None:
+    assert expand_generators({"a": [{"$repeat": "ab", "$times": 3}], "b": 1}) == {"a": ["ababab"], "b": 1}
+    assert expand_generators({"$repeat": "x", "$times": 0}) == ""
+    other = {"$repeat": "x", "$times": 2, "extra": 1}
+    assert expand_generators(other) == other
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"$repeat": 1, "$times": 2},
+        {"$repeat": "x", "$times": -1},
+        {"$repeat": "x", "$times": True},
+        {"$repeat": "xx", "$times": 1 << 30},
+    ],
+)
+def test_a_malformed_generator_fails_the_check(tmp_path: Path, bad: dict[str, Any]) -> None:
+    with pytest.raises(FixtureError, match=r"\$repeat"):
+        expand_generators(bad)
+    spec = _copy(tmp_path)
+    _edit(spec / "mcp" / "jsonrpc.json", lambda d: d["requirements"][0]["steps"][0].update(send=bad))
+    with pytest.raises(FixtureError, match=r"\$repeat"):
+        load_spec(spec)
 
 
 @pytest.mark.parametrize(
