@@ -132,7 +132,8 @@ def load_message_schema(schema_dir: Path, revision: str) -> Any:
     error = document[defs_key].get("JSONRPCError")
     if isinstance(error, dict) and "id" in error.get("required", ()):
         # up to 2025-06-18 an error response must have a string or integer id, so an unreadable
-        # request has no schema-valid answer: NOTES §2 accepts a null or missing id there
+        # request has no schema-valid answer: the 2024-11-05..2025-06-18 schemas define no error response
+        # without an id, so a null or missing one is accepted there
         lenient = dict(error)
         lenient["required"] = [name for name in error["required"] if name != "id"]
         lenient["properties"] = {
