@@ -98,6 +98,54 @@ def _peer_specs(transport: Transport) -> list[ServerSpec]:
     ]
 
 
+BASELINE_ENV = "MCPBENCH_BASELINE"  # a checkout of an earlier commit: "base" serves its jsonrpc_mcp
+
+
+def _baseline_specs(transport: Transport) -> list[ServerSpec]:
+    """Ours as of an earlier commit (``$MCPBENCH_BASELINE``, a checkout), beside ours now: the
+    same echo server and options, its package first on the path (``-P``: not the cwd's)."""
+    baseline = os.environ.get(BASELINE_ENV)
+    if not baseline:
+        return []
+    argv: tuple[str, ...] = (sys.executable, "-P", "-m", "jsonrpc_mcp", "serve", "bench/servers/echo.py")
+    env = (("PYTHONPATH", str(Path(baseline).resolve())),)
+    if transport == "stdio":
+        return [ServerSpec("base", f"base (jsonrpc_mcp at {baseline})", argv, env=env)]
+    http = (*argv, "--http", "--port", PORT_PLACEHOLDER, "--json-response")
+    label = f"base (jsonrpc_mcp at {baseline}, --json-response)"
+    return [ServerSpec("base-json", label, http, "http", env=env)]
+
+
+def _baseline_ratio_defs(ours: str, window: int) -> list[RatioDef]:
+    """Ours now against ours at the baseline commit (see :func:`_baseline_specs`)."""
+    if not os.environ.get(BASELINE_ENV):
+        return []
+    base = "base" if ours == "ours" else "base-json"
+    key, faster = ours.replace("-", "_"), "(above 1: now is faster)"
+    return [
+        RatioDef(f"{key}_vs_base_seq_calls_per_s", ours, base, "seq_calls_per_s", "seq calls/s", note=faster),
+        RatioDef(
+            f"{key}_vs_base_inflight_calls_per_s",
+            ours,
+            base,
+            "inflight_calls_per_s",
+            f"{window}-inflight calls/s",
+            note=faster,
+        ),
+        RatioDef(
+            f"{key}_vs_base_inflight_server_cpu",
+            ours,
+            base,
+            "inflight_server_cpu_us_per_call",
+            f"server CPU/call {window}-inflight",
+            note="(below 1: less CPU)",
+        ),
+        RatioDef(
+            f"{key}_vs_base_cold_start", ours, base, "cold_start_ms", "cold start", note="(below 1: faster)"
+        ),
+    ]
+
+
 def server_specs(transport: Transport) -> dict[str, ServerSpec]:
     py = sys.executable
     ours = f"jsonrpc_mcp {_version('jsonrpc-mcp')}"
@@ -108,6 +156,7 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
             ServerSpec("sdk", f"sdk ({sdk})", (py, "bench/servers/echo_sdk.py"), slow=True),
             ServerSpec("raw", "raw (orjson readline loop)", (py, "bench/servers/raw_echo.py")),
             *_peer_specs(transport),
+            *_baseline_specs(transport),
         ]
     else:
         serve = (
@@ -137,6 +186,7 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
                 "http",
             ),
             *_peer_specs(transport),
+            *_baseline_specs(transport),
         ]
     return {spec.name: spec for spec in specs}
 
@@ -359,6 +409,7 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
                 "ours_vs_raw_peak_rss", "ours", "raw", "peak_rss_mib", "peak RSS", note="(target <= 2x)"
             ),
             *_peer_ratio_defs("ours", window),
+            *_baseline_ratio_defs("ours", window),
         ]
     target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 80%)", "(target <= 1.3x)"
     return [
@@ -427,6 +478,7 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
             note=less_cpu,
         ),
         *_peer_ratio_defs("ours-json", window),
+        *_baseline_ratio_defs("ours-json", window),
     ]
 
 
