@@ -42,9 +42,9 @@ from ..jsonrpc.errors import (
 from ..jsonrpc.messages import ErrorResponse, Incoming, Notification, Request, Response
 from ..revisions import Revision
 from ..server._router import wire_error
+from ..server._stateless import read_envelope
 from ..transports.sse import KEEPALIVE
 from ..wire import (
-    CLIENT_CAPABILITIES,
     HEADER_MISMATCH,
     LISTEN,
     PROTOCOL_VERSION,
@@ -196,17 +196,12 @@ class _StatelessHttp(_AppState):
             return
         assert type(message) is Request
         request: Request = message
-        params = request.params
-        meta = params.get("_meta") if type(params) is dict else None
-        version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
-        capabilities = meta.get(CLIENT_CAPABILITIES) if type(meta) is dict else None
-        if type(meta) is not dict or type(version) is not str or type(capabilities) is not dict:
-            error = InvalidParams(
-                f"Invalid params: {request.method} needs params._meta with {PROTOCOL_VERSION!r} (a string) "
-                f"and {CLIENT_CAPABILITIES!r} (an object)"
-            )
-            await _reject(send, 400, rid, error)
+        envelope = read_envelope(request)  # (the one reading of the envelope, shared with stdio)
+        if isinstance(envelope, str):
+            await _reject(send, 400, rid, InvalidParams(envelope))
             return
+        version = envelope[0]
+        params = request.params
         tool = None
         if request.method == TOOLS_CALL and type(params) is dict and type(params.get("name")) is str:
             tool = self.server.tools.get(params["name"])
@@ -222,7 +217,7 @@ class _StatelessHttp(_AppState):
                 "Not Acceptable: subscriptions/listen answers with text/event-stream",
             )
             return
-        await self._serve_modern(request, receive, send, (version, capabilities, meta))
+        await self._serve_modern(request, receive, send, envelope)
 
     async def _serve_modern(
         self,
