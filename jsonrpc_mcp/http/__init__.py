@@ -1,81 +1,25 @@
 """MCP over HTTP, the server side: the ASGI application (Streamable HTTP and legacy HTTP+SSE), its
 event store, the Host/Origin policy and bearer-token authorization.
 
-Imported only when HTTP is used, so a stdio server never loads it.
+Imported only when HTTP is used, so a stdio server never loads it. The helpers behind these names
+live in the private modules (``_auth``, ``_security``, ...).
 """
 
-from ._auth import (
-    WELL_KNOWN_PRM,
-    AccessToken,
-    AuthResult,
-    AuthSettings,
-    StaticTokenVerifier,
-    TokenVerifier,
-    authenticate,
-    bearer_challenge,
-    insufficient_scope,
-    prm_paths,
-    prm_url,
-    protected_resource_metadata,
-    same_resource,
-    scope_granted,
-)
+from ._auth import AccessToken, AuthResult, AuthSettings, StaticTokenVerifier, TokenVerifier
 from ._events import EventStore, EventStream, InMemoryEventStore
-from ._security import (
-    ALLOWED,
-    LOOPBACK_HOSTS,
-    LOOPBACK_NAMES,
-    LOOPBACK_ORIGINS,
-    Decision,
-    Headers,
-    TransportSecurity,
-    accepts,
-    content_length,
-    content_type_is_json,
-    default_allowed_hosts,
-    default_allowed_origins,
-    header,
-    header_values,
-    is_loopback,
-    is_visible_ascii,
-    split_host,
-)
+from ._security import Decision, TransportSecurity
 from .app import McpHttpApp
 
 __all__ = [
-    "ALLOWED",
-    "LOOPBACK_HOSTS",
-    "LOOPBACK_NAMES",
-    "LOOPBACK_ORIGINS",
-    "WELL_KNOWN_PRM",
     "AccessToken",
     "AuthResult",
     "AuthSettings",
     "Decision",
     "EventStore",
     "EventStream",
-    "Headers",
     "InMemoryEventStore",
     "McpHttpApp",
     "StaticTokenVerifier",
     "TokenVerifier",
     "TransportSecurity",
-    "accepts",
-    "authenticate",
-    "bearer_challenge",
-    "content_length",
-    "content_type_is_json",
-    "default_allowed_hosts",
-    "default_allowed_origins",
-    "header",
-    "header_values",
-    "insufficient_scope",
-    "is_loopback",
-    "is_visible_ascii",
-    "prm_paths",
-    "prm_url",
-    "protected_resource_metadata",
-    "same_resource",
-    "scope_granted",
-    "split_host",
 ]

@@ -9,7 +9,7 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from jsonrpc_mcp.http import (
+from jsonrpc_mcp.http._auth import (
     WELL_KNOWN_PRM,
     AccessToken,
     AuthResult,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jsonrpc_mcp.http import (
+from jsonrpc_mcp.http._security import (
     ALLOWED,
     LOOPBACK_HOSTS,
     LOOPBACK_ORIGINS,
