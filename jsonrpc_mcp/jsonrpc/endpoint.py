@@ -50,6 +50,7 @@ from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Protocol
 
 import anyio
+import anyio.from_thread
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
@@ -135,8 +136,14 @@ class RequestContext:
 
     @property
     def cancelled(self) -> bool:
-        """True once the peer cancelled this request."""
-        return self.scope is not None and self.scope.cancel_called
+        """True once the peer cancelled this request (readable from a handler's worker thread too)."""
+        scope = self.scope
+        if scope is None:
+            return False
+        try:
+            return scope.cancel_called
+        except RuntimeError:  # trio answers only in its event loop's thread: ask it there
+            return bool(anyio.from_thread.run_sync(lambda: scope.cancel_called))
 
     async def notify(self, method: str, params: Any = None) -> None:
         await self.outbound.notify(method, params)
