@@ -50,7 +50,6 @@ from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Protocol
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
@@ -143,6 +142,8 @@ class RequestContext:
         try:
             return scope.cancel_called
         except RuntimeError:  # trio answers only in its event loop's thread: ask it there
+            import anyio.from_thread  # only then (it costs cold-start time)
+
             return bool(anyio.from_thread.run_sync(lambda: scope.cancel_called))
 
     async def notify(self, method: str, params: Any = None) -> None:
