@@ -37,7 +37,7 @@ import contextvars
 import logging
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 
@@ -52,7 +52,7 @@ logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 # Requests started in a row before the reader lets the rest of the event loop run.
 INLINE_BURST = 32
 
-Serve = Callable[[Request, anyio.CancelScope], Coroutine[Any, Any, None]]
+Serve: TypeAlias = "Callable[[Request, anyio.CancelScope], Coroutine[Any, Any, None]]"
 
 
 class Tasks:
@@ -231,7 +231,7 @@ class Inline:
                 orphan.abandon()
 
     # -- the read callback ------------------------------------------------------------------------
-    def offer_from(self, stream: InlineCapableStream, accept: Callable[[bytes], Start[Any] | None]) -> None:
+    def offer_from(self, stream: InlineCapableStream, accept: Callable[[bytes], Start | None]) -> None:
         """Start requests from ``stream``'s read callback, where it can: ``accept(line)`` gives the
         request to start (already registered), or None to leave the line to the reading task."""
 

@@ -57,7 +57,6 @@ from .messages import Incoming, Notification, Request, RequestId, Response
 from .peer import (
     Batch,
     Cancel,
-    CancelSpec,
     Duplicate,
     Event,
     InvalidMessage,
@@ -66,8 +65,9 @@ from .peer import (
     ResponseArrived,
     Start,
 )
+from .peer import CancelSpec as CancelSpec  # (re-exported: its home was this module)
 
-__all__ = ["CancelSpec", "Channel", "Dispatcher", "Endpoint", "Outbound", "Processed", "RequestContext"]
+__all__ = ["Channel", "Dispatcher", "Endpoint", "Processed", "RequestContext"]
 
 logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
@@ -211,9 +211,6 @@ class _GroupTasks:
 
     async def cancel_all(self) -> None:
         """Nothing of ours to wait for: cancelling the task group cancels them all."""
-
-
-_Event = Event[_Slot, anyio.CancelScope]
 
 
 class Endpoint:
@@ -362,7 +359,7 @@ class Endpoint:
         event = self._peer.next_event(codec.decode(data) if isinstance(data, bytes) else data)
         t = type(event)
         if t is Start:
-            start: Start[anyio.CancelScope] = event  # type: ignore[assignment]
+            start: Start = event  # type: ignore[assignment]
             answer = await self._run_request(start.request, start.token, _Via(self, via))
             return Processed(answer, True, False)
         if t is Batch:
@@ -425,7 +422,7 @@ class Endpoint:
                 burst = INLINE_BURST
                 await anyio.lowlevel.checkpoint()
 
-    def _offered(self, line: bytes) -> Start[anyio.CancelScope] | None:
+    def _offered(self, line: bytes) -> Start | None:
         """A line offered from the stream's read callback (asyncio): the request to start there,
         or None to leave the line to the reading task (anything else, an ordered method, or a
         duplicate id, which the reading task then refuses)."""
@@ -435,7 +432,7 @@ class Endpoint:
         event = self._peer.next_event(message)
         return event if type(event) is Start else None
 
-    async def _take(self, event: _Event) -> None:
+    async def _take(self, event: Event) -> None:
         """Act on an event from the stream that is not a Start, sending what it calls for."""
         if type(event) is Batch:
             await self._take_batch(event)
@@ -444,14 +441,14 @@ class Endpoint:
         if answer is not None:
             await self._send_quietly(answer)
 
-    async def _settle(self, event: _Event) -> bytes | None:
+    async def _settle(self, event: Event) -> bytes | None:
         """Act on an event that starts no request; return the error to answer with, if any."""
         t = type(event)
         if t is NotificationArrived:
             await self._notified(event.notification)  # type: ignore[union-attr]
             return None
         if t is ResponseArrived:
-            arrived: ResponseArrived[_Slot] = event  # type: ignore[assignment]
+            arrived: ResponseArrived = event  # type: ignore[assignment]
             slot, response = arrived.token, arrived.response
             if type(response) is Response:
                 slot.result = response.result
@@ -460,7 +457,7 @@ class Endpoint:
             slot.event.set()
             return None
         if t is Cancel:
-            cancel: Cancel[anyio.CancelScope] = event  # type: ignore[assignment]
+            cancel: Cancel = event  # type: ignore[assignment]
             if cancel.token is not None:
                 cancel.token.cancel()
             elif cancel.request_id is None:
@@ -493,9 +490,9 @@ class Endpoint:
         elif answers:
             await self._send_quietly(b"[" + b",".join(answers) + b"]")
 
-    async def _sort_batch(self, batch: Batch, answers: list[bytes]) -> list[Start[anyio.CancelScope]]:
+    async def _sort_batch(self, batch: Batch, answers: list[bytes]) -> list[Start]:
         """Settle the batch's events that start nothing (errors go to ``answers``); return its requests."""
-        requests: list[Start[anyio.CancelScope]] = []
+        requests: list[Start] = []
         for event in batch.events:
             if type(event) is Start:
                 requests.append(event)
@@ -505,7 +502,7 @@ class Endpoint:
                     answers.append(answer)
         return requests
 
-    async def _serve_batch(self, requests: list[Start[anyio.CancelScope]], answers: list[bytes]) -> None:
+    async def _serve_batch(self, requests: list[Start], answers: list[bytes]) -> None:
         async with anyio.create_task_group() as tg:
             for request in requests:
                 tg.start_soon(self._answer_into, request, self, answers)
@@ -513,9 +510,7 @@ class Endpoint:
             await self._send_quietly(b"[" + b",".join(answers) + b"]")
 
     # -- serving ----------------------------------------------------------------------------------
-    async def _answer_into(
-        self, start: Start[anyio.CancelScope], outbound: Outbound, answers: list[bytes]
-    ) -> None:
+    async def _answer_into(self, start: Start, outbound: Outbound, answers: list[bytes]) -> None:
         data = await self._run_request(start.request, start.token, outbound)
         if data is not None:
             answers.append(data)

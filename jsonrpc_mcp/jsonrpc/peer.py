@@ -36,7 +36,7 @@ on it, and taking it is a single synchronous step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from .errors import InvalidRequest, JsonRpcError
 from .messages import ErrorResponse, Incoming, Invalid, Notification, Request, RequestId, Response
@@ -70,12 +70,12 @@ class CancelSpec:
 
 
 # -- events ---------------------------------------------------------------------------------------
-class Start(Generic[InT]):
+class Start:
     """A request to serve; it is registered under its id with ``token`` (what cancels it)."""
 
     __slots__ = ("request", "token")
 
-    def __init__(self, request: Request, token: InT) -> None:
+    def __init__(self, request: Request, token: Any) -> None:
         self.request = request
         self.token = token
 
@@ -94,12 +94,12 @@ class Duplicate:
         return self.request.id
 
 
-class ResponseArrived(Generic[OutT]):
+class ResponseArrived:
     """The response to the outgoing request that ``token`` waits for (its id is now forgotten)."""
 
     __slots__ = ("response", "token")
 
-    def __init__(self, token: OutT, response: Response | ErrorResponse) -> None:
+    def __init__(self, token: Any, response: Response | ErrorResponse) -> None:
         self.token = token
         self.response = response
 
@@ -113,14 +113,14 @@ class UnknownResponse:
         self.response = response
 
 
-class Cancel(Generic[InT]):
+class Cancel:
     """The cancellation notification. ``token`` is the cancelled request's, now claimed (cancel it;
     it must not be answered), or None when ``request_id`` is unknown or finished (or unusable:
     then ``request_id`` is None too). The notification itself may interest the application."""
 
     __slots__ = ("notification", "request_id", "token")
 
-    def __init__(self, notification: Notification, request_id: RequestId | None, token: InT | None) -> None:
+    def __init__(self, notification: Notification, request_id: RequestId | None, token: Any) -> None:
         self.notification = notification
         self.request_id = request_id
         self.token = token
@@ -150,22 +150,17 @@ class Batch:
 
     __slots__ = ("events", "has_requests")
 
-    def __init__(self, events: list[Event[Any, Any]], has_requests: bool) -> None:
+    def __init__(self, events: list[Event], has_requests: bool) -> None:
         self.events = events
         self.has_requests = has_requests  # a request among the items (served or refused)
 
 
-# Generic in OutT (the outgoing token) then InT (the incoming one), in the order they first appear.
-Event = (
-    ResponseArrived[OutT]
-    | Start[InT]
-    | Duplicate
-    | UnknownResponse
-    | Cancel[InT]
-    | NotificationArrived
-    | InvalidMessage
-    | Batch
+# (A string: a union of classes made at import costs cold-start time.)
+Event: TypeAlias = (
+    "Start | Duplicate | ResponseArrived | UnknownResponse | Cancel | NotificationArrived"
+    " | InvalidMessage | Batch"
 )
+"""What :meth:`Peer.next_event` returns. The tokens events carry are the peer's ``InT``/``OutT``."""
 
 
 def _always() -> bool:
@@ -197,7 +192,7 @@ class Peer(Generic[OutT, InT]):
         self._batches = batches
 
     # -- classification ---------------------------------------------------------------------------
-    def next_event(self, message: Incoming | list[Incoming]) -> Event[OutT, InT]:
+    def next_event(self, message: Incoming | list[Incoming]) -> Event:
         """What ``message`` (what :func:`codec.decode` made of one frame) means; see the module doc."""
         t = type(message)
         if t is Request:
@@ -229,7 +224,7 @@ class Peer(Generic[OutT, InT]):
         invalid: Invalid = message  # type: ignore[assignment]
         return InvalidMessage(invalid.id, invalid.error)
 
-    def _cancellation(self, notification: Notification, cancel: CancelSpec) -> Cancel[InT]:
+    def _cancellation(self, notification: Notification, cancel: CancelSpec) -> Cancel:
         params = notification.params
         rid = params.get(cancel.id_key) if type(params) is dict else None
         if type(rid) is not str and type(rid) is not int:  # not an id (a bool would alias 1)
