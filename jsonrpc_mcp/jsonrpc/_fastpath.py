@@ -13,7 +13,7 @@ event loop after a run of requests (``INLINE_BURST``; the endpoint does that on 
 A stream that can (an :class:`~jsonrpc_mcp.transports.base.InlineCapableStream`: stdio, see
 ``FdStream.serve_inline``) goes one step further: while the reading task waits for input, the
 stream's read callback offers it each new line, running as that parked task, and a request is
-started there (:meth:`Inline._offered`), with no wake-up of the reading task at all. A request that
+started there (:meth:`Inline.offer_from`), with no wake-up of the reading task at all. A request that
 waits there is handed to the parked reading task (the host of its cancel scope) by making that
 task's ``receive()`` raise :class:`Adopt`; a new reading task reads on.
 
@@ -37,13 +37,17 @@ import contextvars
 import logging
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
 from ..transports.base import InlineCapableStream
-from .messages import Request
-from .peer import Start
+from .codec import decode
+from .messages import Incoming, Request
+from .peer import Event, Start
+
+if TYPE_CHECKING:
+    from .endpoint import Dispatcher
 
 __all__ = ["INLINE_BURST", "Adopt", "Inline", "Tasks", "resume"]
 
@@ -231,13 +235,25 @@ class Inline:
                 orphan.abandon()
 
     # -- the read callback ------------------------------------------------------------------------
-    def offer_from(self, stream: InlineCapableStream, accept: Callable[[bytes], Start | None]) -> None:
-        """Start requests from ``stream``'s read callback, where it can: ``accept(line)`` gives the
-        request to start (already registered), or None to leave the line to the reading task."""
+    def offer_from(
+        self,
+        stream: InlineCapableStream,
+        next_event: Callable[[Incoming | list[Incoming]], Event],
+        dispatcher: Dispatcher,
+    ) -> None:
+        """Start requests from ``stream``'s read callback, where it can (see the module docstring).
+
+        A line is taken when it is a request that may start there: not one of the dispatcher's
+        ``ordered_methods``, and (``next_event``, the peer's classification) not a duplicate id.
+        Anything else is left to the reading task, which reads it again and handles it.
+        """
 
         def offered(line: bytes) -> bool:
-            start = accept(line)
-            if start is None:
+            message = decode(line)
+            if type(message) is not Request or message.method in dispatcher.ordered_methods:
+                return False
+            start = next_event(message)
+            if type(start) is not Start:  # a Duplicate: the reading task refuses it
                 return False
             adopt = self.start(start.request, start.token)
             if adopt is None:  # done without waiting

@@ -276,7 +276,7 @@ class Endpoint:
                         await self._read_loop()
                     else:
                         if isinstance(self._stream, InlineCapableStream):
-                            fast.offer_from(self._stream, self._offered)
+                            fast.offer_from(self._stream, self._peer.next_event, self.dispatcher)
                         await fast.read(self._read_loop)  # reading moves from task to task
                 finally:
                     if fast is not None:
@@ -421,16 +421,6 @@ class Endpoint:
             if not burst:
                 burst = INLINE_BURST
                 await anyio.lowlevel.checkpoint()
-
-    def _offered(self, line: bytes) -> Start | None:
-        """A line offered from the stream's read callback (asyncio): the request to start there,
-        or None to leave the line to the reading task (anything else, an ordered method, or a
-        duplicate id, which the reading task then refuses)."""
-        message = codec.decode(line)
-        if type(message) is not Request or message.method in self.dispatcher.ordered_methods:
-            return None
-        event = self._peer.next_event(message)
-        return event if type(event) is Start else None
 
     async def _take(self, event: Event) -> None:
         """Act on an event from the stream that is not a Start, sending what it calls for."""

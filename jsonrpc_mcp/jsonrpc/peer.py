@@ -163,6 +163,9 @@ Event: TypeAlias = (
 """What :meth:`Peer.next_event` returns. The tokens events carry are the peer's ``InT``/``OutT``."""
 
 
+_new = object.__new__
+
+
 def _always() -> bool:
     return True
 
@@ -202,8 +205,10 @@ class Peer(Generic[OutT, InT]):
             new_token = self._new_token
             if new_token is None:
                 raise RuntimeError("this peer was made without new_token: it cannot start requests")
-            token = self._incoming[request.id] = new_token()
-            return Start(request, token)
+            start: Start = _new(Start)  # Start(request, token) without an __init__ frame (hot path)
+            start.request = request
+            start.token = self._incoming[request.id] = new_token()
+            return start
         if t is Notification:
             notification: Notification = message  # type: ignore[assignment]
             cancel = self._cancel
