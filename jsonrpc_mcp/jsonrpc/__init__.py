@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .endpoint import CancelSpec, Dispatcher, Endpoint, RequestContext
+    from .endpoint import Dispatcher, Endpoint, RequestContext
     from .errors import (
         INTERNAL_ERROR,
         INVALID_PARAMS,
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     )
     from .messages import ErrorResponse, Invalid, Message, Notification, Request, RequestId, Response
     from .methods import MethodTable
-    from .peer import Peer
+    from .peer import CancelSpec, Peer
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -2,28 +2,27 @@
 
 Theory of operation
 -------------------
-One reader loop (:meth:`Endpoint.run`) takes framed messages from the transport and decodes them.
+The endpoint runs what its sans-IO :class:`~jsonrpc_mcp.jsonrpc.peer.Peer` tells it. Every
+incoming message, whatever the entry (the reader loop :meth:`Endpoint.run`, a stdio read callback,
+an HTTP body given to :meth:`Endpoint.process`), is decoded and classified in one place,
+:meth:`Peer.next_event`, into an event (see the table in the peer's docstring), and:
 
-* A **response** is matched to the outgoing request that waits for it (unknown or duplicate ids are
-  logged and dropped).
-* A **notification** is handed to the dispatcher inline, in arrival order, so that e.g. an
-  "initialized" notification is processed before the requests that follow it. The cancellation
-  notification (its method name is configuration; this layer knows no MCP) is handled here.
-* A **request** gets its own cancel scope, registered in the sans-IO :class:`Peer` before the
-  handler starts, so a cancellation that arrives before the handler runs still wins. On asyncio the
-  handler starts *inline*, in the reading task (in a copy of its context, as a task would): most
-  handlers finish without ever waiting, and are answered there and then, with no task to create,
-  schedule and reap. A handler that does wait keeps the task it started in (its cancel scope
-  belongs to that task) and a new task takes over reading. So at most one request runs in a reading
-  task, and reading never waits for a handler. To stay fair, the reader yields to the event loop
-  after a run of requests answered inline. On other backends every request gets a task of its own.
-  A stream that can (stdio, see ``FdStream.serve_inline``) goes one step further: while the reading
-  task waits for input, the stream's read callback offers it each new line, running as that task,
-  and a request is started there (:meth:`Endpoint._offered`), with no wake-up of the reading task
-  at all. A request that waits there is handed to the reading task (the host of its cancel scope)
-  by making its ``receive()`` raise :class:`_Adopt`, and a new reading task reads on.
-* A **batch** is split: notifications and responses inline, then one task runs its requests
-  concurrently and writes a single array with their answers.
+* **Start**: the request is already registered in the peer under its own cancel scope, so a
+  cancellation that arrives before the handler runs still wins. Every request, from any entry,
+  runs in :meth:`Endpoint._run_request`; only *where* differs. From the reader: in the reader
+  itself for the dispatcher's ``ordered_methods`` (e.g. ``initialize``, before any later message is
+  read); otherwise on asyncio inline in the reading task (the fast path, ``_fastpath.py``), on
+  other backends in a task of its own. From :meth:`Endpoint.process`: in the caller's task, the
+  answer returned rather than sent. To stay fair, the reader yields to the event loop after a run
+  of requests started (``INLINE_BURST``).
+* **Batch**: its notifications and responses are handled in order, its requests run concurrently
+  (one task), and one array carries their answers.
+* Everything else (:meth:`Endpoint._settle`): a **notification** goes to the dispatcher inline,
+  in arrival order (so that e.g. an "initialized" notification is handled before the requests that
+  follow it); a **cancel** cancels the request's scope and then goes to the dispatcher too; a
+  **response** wakes the outgoing request that waits for it (an unknown one is logged and dropped);
+  a **duplicate** id or an **invalid** message is answered with the error the peer chose. That is
+  the one place a duplicate id is refused.
 
 Answering at most once: a request's answer is written only by whoever claims its id from the peer
 first. The handler claims it when it finishes (with its own scope as the token, so a handler that
@@ -40,24 +39,33 @@ for a response fails with :class:`ConnectionClosed`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import logging
 import math
-import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from ..transports.base import FrameTooLarge, MessageStream
+from ..transports.base import FrameTooLarge, InlineCapableStream, MessageStream
 from . import codec
+from ._fastpath import INLINE_BURST, Adopt, Inline, Tasks
 from .errors import ConnectionClosed, InternalError, InvalidRequest, JsonRpcError, RequestTimeout
-from .messages import ErrorResponse, Incoming, Invalid, Notification, Request, RequestId, Response
-from .peer import Peer
+from .messages import Incoming, Notification, Request, RequestId, Response
+from .peer import (
+    Batch,
+    Cancel,
+    Duplicate,
+    Event,
+    InvalidMessage,
+    NotificationArrived,
+    Peer,
+    ResponseArrived,
+    Start,
+)
+from .peer import CancelSpec as CancelSpec  # (re-exported: its home was this module)
 
 __all__ = ["Channel", "Dispatcher", "Endpoint", "Processed", "RequestContext"]
 
@@ -65,8 +73,7 @@ logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
 _USE_DEFAULT: Any = object()
 
-# Requests answered inline in a row before the reader lets the rest of the event loop run.
-_INLINE_BURST = 32
+_INLINE_BURST = INLINE_BURST  # the old name (tests read it)
 
 
 class Outbound(Protocol):
@@ -135,8 +142,16 @@ class RequestContext:
 
     @property
     def cancelled(self) -> bool:
-        """True once the peer cancelled this request."""
-        return self.scope is not None and self.scope.cancel_called
+        """True once the peer cancelled this request (readable from a handler's worker thread too)."""
+        scope = self.scope
+        if scope is None:
+            return False
+        try:
+            return scope.cancel_called
+        except RuntimeError:  # trio answers only in its event loop's thread: ask it there
+            import anyio.from_thread  # only then (it costs cold-start time)
+
+            return bool(anyio.from_thread.run_sync(lambda: scope.cancel_called))
 
     async def notify(self, method: str, params: Any = None) -> None:
         await self.outbound.notify(method, params)
@@ -183,108 +198,19 @@ class _Slot:
         self.error: BaseException | None = None
 
 
-class _Tasks:
-    """Where reading and request tasks run, all tracked so that they can be cancelled when the
-    endpoint stops.
+class _GroupTasks:
+    """Other backends than asyncio: request and batch tasks in the endpoint's anyio task group."""
 
-    On asyncio these are plain asyncio tasks (a reading task becomes the task of a request that
-    started inline in it and then waited; batches get one): anyio's task-group spawn costs several
-    times more, and each request already has its own anyio cancel scope, which works the same in any
-    task. On other backends the endpoint's anyio task group is used, one task per request.
-    """
-
-    __slots__ = ("_live", "_loop", "_tg")
+    __slots__ = ("_tg",)
 
     def __init__(self, tg: TaskGroup) -> None:
         self._tg = tg
-        self._live: set[asyncio.Task[None]] = set()
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
-
-    @property
-    def inline(self) -> bool:
-        """Whether requests may start inline in the reading task (asyncio: see :func:`_resume`)."""
-        return self._loop is not None
 
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-        if self._loop is None:
-            self._tg.start_soon(fn, *args)
-            return
-        task = self._loop.create_task(fn(*args))
-        self._live.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._live.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("request task failed", exc_info=task.exception())
+        self._tg.start_soon(fn, *args)
 
     async def cancel_all(self) -> None:
-        """Cancel every task still running and wait (shielded, bounded) for them to finish."""
-        if not self._live:
-            return
-        for task in self._live:
-            task.cancel()
-        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            await asyncio.wait(list(self._live))
-
-
-@types.coroutine
-def _resume(
-    coro: Coroutine[Any, Any, None], ctx: contextvars.Context, first: Any
-) -> Generator[Any, Any, None]:
-    """Carry on running ``coro``, which suspended on ``first``, in the current task and in ``ctx``.
-
-    What ``await coro`` would have done had it started here: every suspension is passed up to the
-    task, and whatever the task is woken with (a value, or an exception such as a cancellation) is
-    passed down.
-    """
-    pending = first
-    while True:
-        try:
-            value = yield pending
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:
-            try:
-                pending = ctx.run(coro.throw, exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                pending = ctx.run(coro.send, value)
-            except StopIteration:
-                return
-
-
-class _Adopt(Exception):
-    """Raised in a reading task's ``receive()``: go on running this request that started inline."""
-
-    def __init__(self, coro: Coroutine[Any, Any, None], ctx: contextvars.Context, first: Any) -> None:
-        super().__init__()
-        self.coro = coro
-        self.ctx = ctx
-        self.first = first
-
-    def abandon(self) -> None:
-        """The reading task was cancelled before it took the request over: cancel the request too."""
-        with contextlib.suppress(BaseException):
-            self.ctx.run(self.coro.throw, asyncio.CancelledError())
-        with contextlib.suppress(BaseException):
-            self.coro.close()
-
-
-class CancelSpec:
-    """How cancellation is spelled on this connection: the notification's method and id key."""
-
-    __slots__ = ("id_key", "method")
-
-    def __init__(self, method: str, id_key: str) -> None:
-        self.method = method
-        self.id_key = id_key
+        """Nothing of ours to wait for: cancelling the task group cancels them all."""
 
 
 class Endpoint:
@@ -311,16 +237,15 @@ class Endpoint:
         self.request_timeout = request_timeout
         self._cancel = cancel
         self._on_close = on_close
-        self._peer: Peer[_Slot, anyio.CancelScope] = Peer()
-        self._tasks: _Tasks | None = None
+        self._peer: Peer[_Slot, anyio.CancelScope] = Peer(
+            self._new_scope, cancel=cancel, batches=self._accepts_batches
+        )
+        self._tasks: Tasks | _GroupTasks | None = None  # where request and batch tasks go
+        self._fast: Inline | None = None  # asyncio: the fast path (see _fastpath.py)
         self._closed = False
         self._started: anyio.Event | None = None  # made when someone waits (clients do; HTTP never)
         self._running = False
-        self._read_done: anyio.Event | None = None  # set when reading ended (the stream or an error)
-        self._read_error: BaseException | None = None
         self._scope_type: type[anyio.CancelScope] | None = None
-        self._inline_stream: Any = None  # a stream that offers lines from its read callback
-        self._adopting: dict[asyncio.Task[Any], _Adopt] = {}  # requests handed to a parked reader
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -340,27 +265,22 @@ class Endpoint:
             raise RuntimeError("this endpoint has no stream to read; feed it with process()")
         try:
             async with anyio.create_task_group() as tg:
-                self._tasks = tasks = _Tasks(tg)
+                loop = Inline.running_loop()
+                fast = self._fast = Inline(loop, self._serve_one) if loop is not None else None
+                tasks = self._tasks = fast.tasks if fast is not None else _GroupTasks(tg)
                 self._running = True
                 if self._started is not None:
                     self._started.set()
                 try:
-                    if tasks.inline:
-                        # reading moves from task to task (see the module docstring): wait for its end
-                        done = self._read_done = anyio.Event()
-                        serve_inline = getattr(self._stream, "serve_inline", None)
-                        if serve_inline is not None and serve_inline(self._offered):
-                            self._inline_stream = self._stream
-                        tasks.spawn(self._reader)
-                        await done.wait()
-                        if self._read_error is not None:
-                            raise self._read_error
-                    else:
+                    if fast is None:
                         await self._read_loop()
+                    else:
+                        if isinstance(self._stream, InlineCapableStream):
+                            fast.offer_from(self._stream, self._peer.next_event, self.dispatcher)
+                        await fast.read(self._read_loop)  # reading moves from task to task
                 finally:
-                    if self._inline_stream is not None:
-                        self._inline_stream.serve_inline(None)
-                        self._inline_stream = None
+                    if fast is not None:
+                        fast.stop_offers()
                     tg.cancel_scope.cancel()
                     await tasks.cancel_all()
         finally:
@@ -436,66 +356,35 @@ class Endpoint:
         concurrently), and their answer is returned rather than sent. Messages a handler sends while
         it runs (notifications, requests to the peer) go through ``via``.
         """
-        message = codec.decode(data) if isinstance(data, bytes) else data
-        if type(message) is list:
-            if not self.dispatcher.accepts_batches:
-                error = InvalidRequest("Invalid Request: batches are not supported here")
-                return Processed(self._encode_error(None, error), False, True)
-            items: list[Incoming] = message
-            has_requests = any(type(item) is Request for item in items)
+        event = self._peer.next_event(codec.decode(data) if isinstance(data, bytes) else data)
+        t = type(event)
+        if t is Start:
+            start: Start = event  # type: ignore[assignment]
+            answer = await self._run_request(start.request, start.token, _Via(self, via))
+            return Processed(answer, True, False)
+        if t is Batch:
+            batch: Batch = event  # type: ignore[assignment]
             answers: list[bytes] = []
-            requests = await self._sort_batch(items, answers)
+            requests = await self._sort_batch(batch, answers)
             if requests:
+                outbound = _Via(self, via)
                 async with anyio.create_task_group() as tg:
-                    for batched, scope in requests:
-                        tg.start_soon(self._answer_into, batched, scope, _Via(self, via), answers)
-            answer = b"[" + b",".join(answers) + b"]" if answers else None
-            return Processed(answer, has_requests, False)
-        t = type(message)
-        if t is Request:
-            request: Request = message  # type: ignore[assignment]
-            scope = self._new_scope()
-            if not self._peer.start_incoming(request.id, scope):
-                duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
-                return Processed(self._encode_error(request.id, duplicate), True, False)
-            return Processed(await self._run_request(request, scope, _Via(self, via)), True, False)
-        if t is Notification:
-            await self._handle_notification(message)  # type: ignore[arg-type]
-        elif t is Response or t is ErrorResponse:
-            self._handle_response(message)  # type: ignore[arg-type]
-        else:
-            invalid: Invalid = message  # type: ignore[assignment]
-            return Processed(self._encode_error(invalid.id, invalid.error), False, True)
-        return Processed(None, False, False)
-
-    async def _answer_into(
-        self, request: Request, scope: anyio.CancelScope, outbound: Outbound, answers: list[bytes]
-    ) -> None:
-        data = await self._run_request(request, scope, outbound)
-        if data is not None:
-            answers.append(data)
+                    for request in requests:
+                        tg.start_soon(self._answer_into, request, outbound, answers)
+            return Processed(b"[" + b",".join(answers) + b"]" if answers else None, batch.has_requests, False)
+        return Processed(await self._settle(event), t is Duplicate, t is InvalidMessage)
 
     # -- reading ----------------------------------------------------------------------------------
-    async def _reader(self) -> None:
-        """A reading task (asyncio): reads until the stream ends, or until a request adopts it."""
-        try:
-            ended = await self._read_loop()
-        except asyncio.CancelledError:  # only run() cancels a reader natively, when it is ending anyway
-            raise
-        except BaseException as exc:  # run() raises it
-            self._read_error = exc
-            ended = True
-        if ended and self._read_done is not None:
-            self._read_done.set()
-
     async def _read_loop(self) -> bool:
         """Read and serve messages: True when the stream ended; False when a request that started
-        inline suspended, and this task went on serving it (another task reads on)."""
+        inline waited, and this task went on serving it (another task reads on; asyncio only)."""
         stream = self._stream
-        assert stream is not None
-        inline = self._tasks is not None and self._tasks.inline
+        assert stream is not None and self._tasks is not None
+        fast = self._fast
+        spawn = self._tasks.spawn
+        next_event = self._peer.next_event
         ordered = self.dispatcher.ordered_methods
-        burst = _INLINE_BURST
+        burst = INLINE_BURST
         while True:
             try:
                 data = await stream.receive()
@@ -504,125 +393,117 @@ class Endpoint:
                 continue
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return True
-            except _Adopt as adopt:  # a request that started in the read callback waits: serve it on
-                self._adopting.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
-                await self._serve_adopted(adopt)
+            except Adopt as adopt:  # a request that started in the read callback waits: serve it on
+                assert fast is not None
+                await fast.adopted(adopt)
                 return False
-            except asyncio.CancelledError:
-                if self._adopting:
-                    orphan = self._adopting.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
-                    if orphan is not None:
-                        orphan.abandon()
+            except BaseException:
+                if fast is not None:
+                    fast.reader_failed()
                 raise
-            message = codec.decode(data)
-            t = type(message)
-            if t is Request and inline and message.method not in ordered:  # type: ignore[union-attr]
-                request: Request = message  # type: ignore[assignment]
-                scope = self._new_scope()
-                if not self._peer.start_incoming(request.id, scope):
-                    self._refuse_duplicate(request)
-                    continue
-                waiting = self._start_inline(request, scope)
-                if waiting is None:  # done without waiting
-                    burst -= 1
-                    if not burst:
-                        burst = _INLINE_BURST
-                        await anyio.lowlevel.checkpoint()
-                    continue
-                # The handler waits: this task stays with it (its cancel scope belongs to this task).
-                assert self._tasks is not None
-                self._tasks.spawn(self._reader)
-                await self._serve_adopted(waiting)
-                return False
-            if t is list:
-                await self._handle_batch(message)  # type: ignore[arg-type]
+            event = next_event(codec.decode(data))
+            if type(event) is not Start:
+                await self._take(event)
+                continue
+            request = event.request
+            scope = event.token
+            if request.method in ordered:
+                await self._serve_one(request, scope)
+                continue
+            if fast is None:
+                spawn(self._serve_one, request, scope)
             else:
-                await self._handle(message)  # type: ignore[arg-type]
+                waiting = fast.start(request, scope)
+                if waiting is not None:  # the handler waits: this task stays with it
+                    await fast.carry_on(waiting)
+                    return False
+            burst -= 1
+            if not burst:
+                burst = INLINE_BURST
+                await anyio.lowlevel.checkpoint()
 
-    def _offered(self, line: bytes) -> bool:
-        """A line offered from the stream's read callback, as the parked reading task: start it
-        if it is a request that may start inline (see the module docstring); False leaves it to
-        the reading task."""
-        message = codec.decode(line)
-        if type(message) is not Request or message.method in self.dispatcher.ordered_methods:
-            return False
-        request: Request = message
-        scope = self._new_scope()
-        if not self._peer.start_incoming(request.id, scope):
-            return False  # the reading task refuses it
-        adopt = self._start_inline(request, scope)
-        if adopt is None:  # done without waiting
-            return True
-        # The handler waits: the parked reading task takes it over, a new one reads on.
-        task = asyncio.current_task()
-        assert task is not None and self._tasks is not None
-        self._adopting[task] = adopt
-        self._tasks.spawn(self._reader)
-        self._inline_stream.interrupt(adopt)
-        return True
+    async def _take(self, event: Event) -> None:
+        """Act on an event from the stream that is not a Start, sending what it calls for."""
+        if type(event) is Batch:
+            await self._take_batch(event)
+            return
+        answer = await self._settle(event)
+        if answer is not None:
+            await self._send_quietly(answer)
 
-    def _start_inline(self, request: Request, scope: anyio.CancelScope) -> _Adopt | None:
-        """Start serving ``request`` in the current task, in a copy of its context (as a task of
-        its own would run): None when it finished without waiting (answered, or died as a request
-        task would); otherwise where it waits, for the task that goes on serving it."""
-        coro = self._serve_one(request, scope)
-        ctx = contextvars.copy_context()
-        try:
-            suspended_on = ctx.run(coro.send, None)
-        except StopIteration:
+    async def _settle(self, event: Event) -> bytes | None:
+        """Act on an event that starts no request; return the error to answer with, if any."""
+        t = type(event)
+        if t is NotificationArrived:
+            await self._notified(event.notification)  # type: ignore[union-attr]
             return None
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # what a request task would have died of
-            if not isinstance(exc, asyncio.CancelledError):
-                logger.error("request task failed", exc_info=exc)
-            return None
-        return _Adopt(coro, ctx, suspended_on)
-
-    @staticmethod
-    async def _serve_adopted(adopt: _Adopt) -> None:
-        """Go on serving a request that started inline and waited, in the current task."""
-        try:
-            await _resume(adopt.coro, adopt.ctx, adopt.first)
-        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # what a request task would have died of
-            logger.error("request task failed", exc_info=exc)
-
-    async def _handle(self, message: Incoming) -> None:
-        t = type(message)
-        if t is Request:
-            if message.method in self.dispatcher.ordered_methods:  # type: ignore[union-attr]
-                await self._serve_ordered(message)  # type: ignore[arg-type]
+        if t is ResponseArrived:
+            arrived: ResponseArrived = event  # type: ignore[assignment]
+            slot, response = arrived.token, arrived.response
+            if type(response) is Response:
+                slot.result = response.result
             else:
-                self._start_request(message)  # type: ignore[arg-type]
-        elif t is Notification:
-            await self._handle_notification(message)  # type: ignore[arg-type]
-        elif t is Response or t is ErrorResponse:
-            self._handle_response(message)  # type: ignore[arg-type]
-        else:
-            invalid: Invalid = message  # type: ignore[assignment]
-            await self._send_error(invalid.id, invalid.error)
+                slot.error = JsonRpcError.from_dict(response.error)  # type: ignore[union-attr]
+            slot.event.set()
+            return None
+        if t is Cancel:
+            cancel: Cancel = event  # type: ignore[assignment]
+            if cancel.token is not None:
+                cancel.token.cancel()
+            elif cancel.request_id is None:
+                logger.debug(
+                    "cancellation without a usable request id ignored: %r", cancel.notification.params
+                )
+            else:
+                logger.debug("cancellation for unknown or finished request %r ignored", cancel.request_id)
+            # the dispatcher may want to see it too (e.g. to log the reason)
+            await self._notified(cancel.notification)
+            return None
+        if t is Duplicate or t is InvalidMessage:  # the one place a duplicate id is refused
+            refused: Duplicate | InvalidMessage = event  # type: ignore[assignment]
+            return self._encode_error(refused.id, refused.error)
+        logger.warning("dropping a response with unknown or already answered id %r", event.response.id)  # type: ignore[union-attr]
+        return None
 
-    def _start_request(self, request: Request) -> None:
+    async def _notified(self, notification: Notification) -> None:
+        try:
+            await self.dispatcher.handle_notification(notification)
+        except Exception:
+            logger.exception("unhandled error in notification handler for %r", notification.method)
+
+    async def _take_batch(self, batch: Batch) -> None:
         assert self._tasks is not None
-        scope = self._new_scope()
-        if not self._peer.start_incoming(request.id, scope):
-            self._refuse_duplicate(request)
-            return
-        self._tasks.spawn(self._serve_one, request, scope)
+        answers: list[bytes] = []
+        requests = await self._sort_batch(batch, answers)
+        if requests:
+            self._tasks.spawn(self._serve_batch, requests, answers)
+        elif answers:
+            await self._send_quietly(b"[" + b",".join(answers) + b"]")
 
-    def _refuse_duplicate(self, request: Request) -> None:
-        assert self._tasks is not None
-        duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
-        self._tasks.spawn(self._send_error, request.id, duplicate)
+    async def _sort_batch(self, batch: Batch, answers: list[bytes]) -> list[Start]:
+        """Settle the batch's events that start nothing (errors go to ``answers``); return its requests."""
+        requests: list[Start] = []
+        for event in batch.events:
+            if type(event) is Start:
+                requests.append(event)
+            else:
+                answer = await self._settle(event)
+                if answer is not None:
+                    answers.append(answer)
+        return requests
 
-    async def _serve_ordered(self, request: Request) -> None:
-        scope = self._new_scope()
-        if not self._peer.start_incoming(request.id, scope):
-            await self._send_error(request.id, InvalidRequest("Invalid Request: duplicate id in flight"))
-            return
-        await self._serve_one(request, scope)
+    async def _serve_batch(self, requests: list[Start], answers: list[bytes]) -> None:
+        async with anyio.create_task_group() as tg:
+            for request in requests:
+                tg.start_soon(self._answer_into, request, self, answers)
+        if answers:
+            await self._send_quietly(b"[" + b",".join(answers) + b"]")
+
+    # -- serving ----------------------------------------------------------------------------------
+    async def _answer_into(self, start: Start, outbound: Outbound, answers: list[bytes]) -> None:
+        data = await self._run_request(start.request, start.token, outbound)
+        if data is not None:
+            answers.append(data)
 
     async def _serve_one(self, request: Request, scope: anyio.CancelScope) -> None:
         data = await self._run_request(request, scope)
@@ -632,7 +513,8 @@ class Endpoint:
     async def _run_request(
         self, request: Request, scope: anyio.CancelScope, outbound: Outbound | None = None
     ) -> bytes | None:
-        """Run the handler; return the encoded answer, or None when the request was cancelled."""
+        """Run the handler (every request, from every entry, runs here); return the encoded answer,
+        or None when the request was cancelled."""
         data: bytes | None = None
         context = RequestContext(request, outbound if outbound is not None else self, scope)
         with scope:
@@ -651,76 +533,8 @@ class Endpoint:
             return None
         return data
 
-    async def _handle_notification(self, notification: Notification) -> None:
-        cancel = self._cancel
-        if cancel is not None and notification.method == cancel.method:
-            params = notification.params
-            rid = params.get(cancel.id_key) if type(params) is dict else None
-            if type(rid) is not str and type(rid) is not int:  # not an id (a bool would alias 1)
-                logger.debug("cancellation without a usable request id ignored: %r", rid)
-            elif not self.cancel_incoming(rid):
-                logger.debug("cancellation for unknown or finished request %r ignored", rid)
-            # fall through: the dispatcher may want to see it too (e.g. to log the reason)
-        try:
-            await self.dispatcher.handle_notification(notification)
-        except Exception:
-            logger.exception("unhandled error in notification handler for %r", notification.method)
-
-    def _handle_response(self, response: Response | ErrorResponse) -> None:
-        rid = response.id
-        slot = self._peer.finish_outgoing(rid) if rid is not None else None
-        if slot is None:
-            logger.warning("dropping a response with unknown or already answered id %r", rid)
-            return
-        if type(response) is Response:
-            slot.result = response.result
-        else:
-            slot.error = JsonRpcError.from_dict(response.error)  # type: ignore[union-attr]
-        slot.event.set()
-
-    async def _handle_batch(self, items: list[Incoming]) -> None:
-        assert self._tasks is not None
-        if not self.dispatcher.accepts_batches:
-            await self._send_error(None, InvalidRequest("Invalid Request: batches are not supported here"))
-            return
-        answers: list[bytes] = []
-        requests = await self._sort_batch(items, answers)
-        if requests:
-            self._tasks.spawn(self._serve_batch, requests, answers)
-        elif answers:
-            await self._send_quietly(b"[" + b",".join(answers) + b"]")
-
-    async def _sort_batch(
-        self, items: list[Incoming], answers: list[bytes]
-    ) -> list[tuple[Request, anyio.CancelScope]]:
-        """Handle a batch's notifications and responses, answer its invalid items, register its requests."""
-        requests: list[tuple[Request, anyio.CancelScope]] = []
-        for item in items:
-            t = type(item)
-            if t is Request:
-                request: Request = item  # type: ignore[assignment]
-                scope = self._new_scope()
-                if self._peer.start_incoming(request.id, scope):
-                    requests.append((request, scope))
-                else:
-                    duplicate = InvalidRequest("Invalid Request: duplicate id in flight")
-                    answers.append(self._encode_error(request.id, duplicate))
-            elif t is Notification:
-                await self._handle_notification(item)  # type: ignore[arg-type]
-            elif t is Invalid:
-                answers.append(self._encode_error(item.id, item.error))  # type: ignore[union-attr, arg-type]
-            else:
-                self._handle_response(item)  # type: ignore[arg-type]
-        return requests
-
-    async def _serve_batch(
-        self, requests: list[tuple[Request, anyio.CancelScope]], answers: list[bytes]
-    ) -> None:
-        async with anyio.create_task_group() as tg:
-            for request, scope in requests:
-                tg.start_soon(self._answer_into, request, scope, self, answers)
-        if answers:
-            await self._send_quietly(b"[" + b",".join(answers) + b"]")
+    def _accepts_batches(self) -> bool:
+        return self.dispatcher.accepts_batches
 
     def _new_scope(self) -> anyio.CancelScope:
         """A cancel scope for one request: the running backend's class, made directly (what

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 
 class FrameTooLarge(Exception):
@@ -22,3 +23,26 @@ class MessageStream(Protocol):
     async def send(self, message: bytes) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class InlineCapableStream(MessageStream, Protocol):
+    """A stream that can offer each message from its read callback (asyncio; stdio's ``FdStream``).
+
+    The endpoint checks for it with ``isinstance`` and uses it for its fast path
+    (``jsonrpc_mcp.jsonrpc._fastpath``): requests start without waking the reading task.
+    """
+
+    def serve_inline(self, consumer: Callable[[bytes], bool] | None) -> bool:
+        """Offer lines to ``consumer`` from the read callback while a ``receive()`` waits.
+
+        ``consumer(line)`` runs as the task waiting in ``receive()`` and returns True when it took
+        the line, False to leave it (and what follows) to ``receive()``; it must not wait. It may
+        call :meth:`interrupt`. Returns False (and does nothing) where this is not possible. None
+        stops the offers.
+        """
+        ...
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Make the ``receive()`` that waits raise ``exc`` (from a consumer, see :meth:`serve_inline`)."""
+        ...

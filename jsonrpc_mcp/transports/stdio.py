@@ -11,11 +11,13 @@ buffer (a client keeping several requests in flight) is held back, and the messa
 out in one write when the reader has worked through the buffer (before it waits for input), or at
 the latest on the event loop's next turn. A message sent while nothing waits is written at once.
 
-Serving from the read callback (asyncio): a consumer registered with :meth:`FdStream.serve_inline`
-is offered each complete line straight from the event loop's read callback while a ``receive()``
-waits, running as the waiting task (see :meth:`FdStream._offer`). A consumer that takes the line
-answers it there and then, so a sequential request costs one event-loop turn rather than two (the
-callback, then the waiting task's wake-up) and no future.
+Serving from the read callback (asyncio; ``FdStream`` is an
+:class:`~jsonrpc_mcp.transports.base.InlineCapableStream`, which the endpoint's fast path checks
+for): a consumer registered with :meth:`FdStream.serve_inline` is offered each complete line
+straight from the event loop's read callback while a ``receive()`` waits, running as the waiting
+task (see :meth:`FdStream._offer`). A consumer that takes the line answers it there and then, so a
+sequential request costs one event-loop turn rather than two (the callback, then the waiting task's
+wake-up) and no future.
 
 Client side (:func:`spawn_stdio`): starts the server as a subprocess and on exit shuts it down the
 way the MCP specification says: close its stdin, wait, SIGTERM, wait, SIGKILL.

@@ -211,3 +211,25 @@ async def test_the_end_of_input_cancels_a_waiting_handler_started_in_the_callbac
             await started.wait()
         assert stream.taken == taken + 1  # started from the callback
     assert outcome == ["cancelled"]  # the context manager's exit waited for run() to end
+
+
+async def test_a_duplicate_id_offered_in_the_callback_is_refused_once_and_the_first_is_answered() -> None:
+    release = anyio.Event()
+
+    async def waits(request: Request, context: RequestContext) -> Any:
+        with anyio.fail_after(TIMEOUT):
+            await release.wait()
+        return "first"
+
+    async def opens(request: Request, context: RequestContext) -> Any:
+        release.set()
+        return "opened"
+
+    async with serve_over_pipes(Handlers(waits=waits, opens=opens)) as (stream, wire):
+        wire.send({"jsonrpc": "2.0", "id": 1, "method": "waits"})
+        refused = await wire.call(1, "opens")  # the same id while the first waits
+        assert refused["id"] == 1 and refused["error"]["code"] == -32600
+        assert "duplicate" in refused["error"]["message"]
+        assert await wire.call(2, "opens") == {"jsonrpc": "2.0", "id": 2, "result": "opened"}
+        assert await wire.receive() == {"jsonrpc": "2.0", "id": 1, "result": "first"}
+        assert stream.taken >= 1  # the callback path was used (the first line may go to the task)

@@ -1,8 +1,25 @@
-"""The sans-IO peer: id allocation and matching, and the claim-once rule for incoming requests."""
+"""The sans-IO peer: id allocation and matching, the claim-once rule for incoming requests, and the
+event each incoming message becomes."""
 
 from __future__ import annotations
 
-from jsonrpc_mcp.jsonrpc.peer import Peer
+import pytest
+
+from jsonrpc_mcp.jsonrpc import codec
+from jsonrpc_mcp.jsonrpc.errors import INVALID_REQUEST, InvalidRequest
+from jsonrpc_mcp.jsonrpc.messages import ErrorResponse, Invalid, Notification, Request, Response
+from jsonrpc_mcp.jsonrpc.peer import (
+    Batch,
+    Cancel,
+    CancelSpec,
+    Duplicate,
+    InvalidMessage,
+    NotificationArrived,
+    Peer,
+    ResponseArrived,
+    Start,
+    UnknownResponse,
+)
 
 
 def test_outgoing_ids_are_unique_and_never_reused() -> None:
@@ -68,3 +85,99 @@ def test_an_id_can_be_reused_once_finished() -> None:
     peer.finish_incoming(1, "a")
     assert peer.start_incoming(1, "b")
     assert peer.incoming_count == 1
+
+
+# -- classification: one event per incoming message ------------------------------------------------
+CANCEL = CancelSpec("cancel/it", "id")
+
+
+def classifier() -> Peer[str, object]:
+    return Peer(object, cancel=CANCEL)
+
+
+def test_a_request_with_a_fresh_id_starts_and_is_registered_under_its_token() -> None:
+    peer = classifier()
+    event = peer.next_event(Request(7, "m"))
+    assert isinstance(event, Start)
+    assert event.request == Request(7, "m")
+    assert peer.incoming_token(7) is event.token
+
+
+def test_a_request_whose_id_is_in_flight_is_a_duplicate_and_registers_nothing() -> None:
+    peer = classifier()
+    first = peer.next_event(Request(7, "m"))
+    again = peer.next_event(Request(7, "other"))
+    assert isinstance(first, Start) and isinstance(again, Duplicate)
+    assert again.id == 7 and again.error.code == INVALID_REQUEST
+    assert "duplicate" in again.error.message
+    assert peer.incoming_token(7) is first.token and peer.incoming_count == 1
+
+
+def test_a_response_wakes_its_waiter_once_and_then_is_unknown() -> None:
+    peer = classifier()
+    rid = peer.start_outgoing("slot")
+    arrived = peer.next_event(Response(rid, 1))
+    assert isinstance(arrived, ResponseArrived) and arrived.token == "slot"
+    late = peer.next_event(ErrorResponse(rid, {"code": -1, "message": "x"}))
+    assert isinstance(late, UnknownResponse) and late.response.id == rid
+    assert isinstance(peer.next_event(ErrorResponse(None, {"code": -1, "message": "x"})), UnknownResponse)
+
+
+def test_the_configured_notification_cancels_and_claims_the_request() -> None:
+    peer = classifier()
+    start = peer.next_event(Request("a", "m"))
+    assert isinstance(start, Start)
+    event = peer.next_event(Notification("cancel/it", {"id": "a", "reason": "r"}))
+    assert isinstance(event, Cancel)
+    assert event.request_id == "a" and event.token is start.token
+    assert event.notification.params == {"id": "a", "reason": "r"}
+    assert peer.finish_incoming("a", start.token) is None  # claimed: the handler may not answer
+    again = peer.next_event(Notification("cancel/it", {"id": "a"}))
+    assert isinstance(again, Cancel) and again.request_id == "a" and again.token is None
+
+
+def test_a_cancellation_without_a_usable_id_cancels_nothing() -> None:
+    peer = classifier()
+    start = peer.next_event(Request(1, "m"))
+    for params in ({"id": True}, {"id": None}, {}, ["1"], None):
+        event = peer.next_event(Notification("cancel/it", params))
+        assert isinstance(event, Cancel) and event.request_id is None and event.token is None
+    assert isinstance(start, Start) and peer.incoming_token(1) is start.token
+
+
+def test_other_notifications_arrive_and_without_a_cancel_spec_nothing_cancels() -> None:
+    peer = classifier()
+    assert isinstance(peer.next_event(Notification("note")), NotificationArrived)
+    plain: Peer[str, object] = Peer(object)
+    plain.next_event(Request(1, "m"))
+    event = plain.next_event(Notification("cancel/it", {"id": 1}))
+    assert isinstance(event, NotificationArrived) and plain.incoming_count == 1
+
+
+def test_unusable_input_is_an_invalid_message_with_the_error_to_answer() -> None:
+    peer = classifier()
+    event = peer.next_event(codec.decode(b'{"jsonrpc": "2.0", "id": 3, "method": 5}'))
+    assert isinstance(event, InvalidMessage) and event.id == 3 and event.error.code == INVALID_REQUEST
+
+
+def test_a_batch_is_the_events_of_its_items_in_order() -> None:
+    peer = classifier()
+    batch = peer.next_event(
+        [Request(1, "m"), Notification("n"), Request(1, "m"), Invalid(None, InvalidRequest("bad"))]
+    )
+    assert isinstance(batch, Batch) and batch.has_requests
+    assert [type(e) for e in batch.events] == [Start, NotificationArrived, Duplicate, InvalidMessage]
+    only_notes = peer.next_event([Notification("n")])
+    assert isinstance(only_notes, Batch) and not only_notes.has_requests
+
+
+def test_a_batch_where_batches_are_not_served_is_invalid_and_registers_nothing() -> None:
+    peer: Peer[str, object] = Peer(object, batches=lambda: False)
+    event = peer.next_event([Request(1, "m")])
+    assert isinstance(event, InvalidMessage) and event.id is None and event.error.code == INVALID_REQUEST
+    assert peer.incoming_count == 0
+
+
+def test_a_peer_without_a_token_factory_cannot_start_requests() -> None:
+    with pytest.raises(RuntimeError):
+        Peer[str, str]().next_event(Request(1, "m"))

@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from jsonrpc_mcp.transports import stdio
+from jsonrpc_mcp.transports.base import InlineCapableStream
 
 pytestmark = pytest.mark.anyio
 
@@ -46,3 +47,14 @@ async def test_a_flood_of_lines_pauses_reading_and_every_line_still_arrives_in_o
             os.close(fd)
     assert received == [b'{"n":%d}' % i for i in range(total)]
     assert paused_seen, "reading never paused although more than the read-ahead limit was waiting"
+
+
+def test_the_fd_stream_declares_the_read_callback_seam() -> None:
+    r, w = os.pipe()
+    try:
+        stream = stdio.FdStream(r, w)
+        assert isinstance(stream, InlineCapableStream)  # the endpoint's fast path checks this
+        stream.restore()
+    finally:
+        os.close(r)
+        os.close(w)

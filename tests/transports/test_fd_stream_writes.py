@@ -59,6 +59,7 @@ async def test_a_message_sent_while_nothing_waits_is_written_at_once(pipes: Pipe
     assert os.read(pipes.read_out, 1 << 16) == b"answer\n"  # already there: no waiting
 
 
+@pytest.mark.asyncio_only  # output is held back on asyncio only (call_soon flushes it)
 async def test_answers_to_buffered_input_go_out_together_before_the_reader_waits(pipes: Pipes) -> None:
     os.write(pipes.write_in, b"one\ntwo\n")
     stream = pipes.stream
@@ -75,6 +76,7 @@ async def test_answers_to_buffered_input_go_out_together_before_the_reader_waits
             tg.cancel_scope.cancel()
 
 
+@pytest.mark.asyncio_only  # output is held back on asyncio only (call_soon flushes it)
 async def test_held_output_goes_out_on_the_next_turn_of_the_loop_without_the_reader(pipes: Pipes) -> None:
     os.write(pipes.write_in, b"one\ntwo\n")
     with anyio.fail_after(TIMEOUT):

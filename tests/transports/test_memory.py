@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from jsonrpc_mcp.transports.base import InlineCapableStream
 from jsonrpc_mcp.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio
@@ -35,3 +36,8 @@ async def test_sending_to_a_closed_peer_fails() -> None:
     await b.aclose()
     with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError):
         await a.send(b"nobody")
+
+
+def test_a_memory_stream_is_a_message_stream_without_the_read_callback_seam() -> None:
+    a, _ = memory_pair()
+    assert not isinstance(a, InlineCapableStream)  # the endpoint reads it in its reader loop
