@@ -47,6 +47,7 @@ async def test_over_stdio(mode: str, era: str) -> None:
             assert _stamp(await client.call_tool("echo", {"text": "hi"})) == ("stdio", era)
 
 
+@pytest.mark.asyncio_only  # uvicorn runs on asyncio only
 @pytest.mark.parametrize(
     ("mode", "era", "app_options"),
     [
@@ -62,6 +63,7 @@ async def test_over_streamable_http(mode: str, era: str, app_options: dict[str, 
             assert _stamp(await client.call_tool("echo", {"text": "hi"})) == ("http", era)
 
 
+@pytest.mark.asyncio_only  # uvicorn runs on asyncio only
 async def test_over_the_legacy_http_sse_transport() -> None:
     app = middleware_server.server.http_app()
     with anyio.fail_after(TIMEOUT):
