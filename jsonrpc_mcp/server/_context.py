@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .. import wire
 from ..content import fit_all, for_revision, is_content_block
 from ..errors import CapabilityError, ClientError, MissingClientCapability
 from ..jsonrpc.endpoint import RequestContext
@@ -164,7 +165,7 @@ class Context:
         if logger is not None:
             params["logger"] = logger
         params["data"] = data
-        await self._send("notifications/message", params)
+        await self._send(wire.MESSAGE, params)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("debug", data, logger=logger)
@@ -199,7 +200,7 @@ class Context:
         """A record from ``ctx.logger``, on any thread: queue it, and get it sent in order."""
         if not self.session.wants_log(level_index(level)):
             return
-        if not self._queue("notifications/message", {"level": level, "logger": name, "data": data}):
+        if not self._queue(wire.MESSAGE, {"level": level, "logger": name, "data": data}):
             return
         if threading.get_ident() == self._loop_thread:
             self._schedule_flush()
@@ -226,7 +227,7 @@ class Context:
             params["total"] = total
         if message is not None and self.revision.has_progress_message:
             params["message"] = message
-        await self._send("notifications/progress", params)
+        await self._send(wire.PROGRESS, params)
 
     async def close_sse_stream(self) -> None:
         """Streamable HTTP: end this request's SSE connection now (SSE polling, SEP-1699).

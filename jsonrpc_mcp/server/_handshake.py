@@ -37,7 +37,7 @@ __all__ = ["State", "TRANSITIONS", "serve_handshake", "transition"]
 logger = logging.getLogger("jsonrpc_mcp.server")
 
 
-class State(enum.Enum):
+class State(str, enum.Enum):  # (a str enum: hashed in C, for the table look-ups on every request)
     NEW = "new"
     INITIALIZING = "initializing"
     READY = "ready"

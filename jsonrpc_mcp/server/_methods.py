@@ -101,8 +101,8 @@ async def dispatch(session: ServerSession, request: Request, context: RequestCon
     if handler is None:
         raise MethodNotFound(f"Method not found: {method}")
     revision = session.revision
-    if revision is not None:
-        require_method(revision, method)
+    if revision is not None and method not in revision.methods:
+        require_method(revision, method)  # (raises)
     capability = _NEEDS.get(method)
     if capability is not None and not session.has_feature(capability):
         raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
@@ -174,7 +174,7 @@ async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[
 
 
 async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    name = _required_string(params, "name", "tools/call")
+    name = _required_string(params, "name", wire.TOOLS_CALL)
     tool = session.server.tools.get(name)
     if tool is None:
         raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})

@@ -85,7 +85,10 @@ class Router:
 
     async def handle(self, session: ServerSession, request: Request, rc: RequestContext) -> Any:
         """Serve a request that reached a session's endpoint, in whichever era it speaks."""
-        stateless = self.is_stateless(request)
+        server = self.server
+        known = self._modern_only  # (is_stateless, inlined: this runs for every request)
+        only = known[1] if known is not None and known[0] is server.revisions else self.modern_only()
+        stateless = server.speaks_modern and is_modern(request, only)
         try:
             if not self.middleware:
                 if stateless:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from .. import wire
 from ..errors import RegistrationError, ResourceNotFound
 from ..jsonrpc.endpoint import Endpoint
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
@@ -416,7 +417,7 @@ class Server:
             else:
                 value = await handler(arguments, ctx)
         except Exception as exc:  # an isError result, or the JSON-RPC error the revision says
-            outcome = to_wire(exc, revision, "tools/call", tool=tool.name)
+            outcome = to_wire(exc, revision, wire.TOOLS_CALL, tool=tool.name)
             if outcome is exc:
                 raise
             if isinstance(outcome, JsonRpcError):
@@ -498,7 +499,7 @@ class Server:
             if session.state is not State.READY or not session.is_subscribed(uri):
                 continue
             try:
-                await session.notify("notifications/resources/updated", {"uri": uri})
+                await session.notify(wire.RESOURCE_UPDATED, {"uri": uri})
             except Exception as exc:
                 logger.debug("could not tell a session that %s changed: %s", uri, exc)
             else:

@@ -43,10 +43,10 @@ MCP_CANCEL = CancelSpec(wire.CANCELLED, wire.CANCEL_ID_KEY)
 
 # registry kind (Registry.kind, what Server._changed reports) -> (capability, notification)
 _LIST_CHANGED = {
-    "tool": ("tools", "notifications/tools/list_changed"),
-    "prompt": ("prompts", "notifications/prompts/list_changed"),
-    "resource": ("resources", "notifications/resources/list_changed"),
-    "resource template": ("resources", "notifications/resources/list_changed"),
+    "tool": ("tools", wire.TOOLS_LIST_CHANGED),
+    "prompt": ("prompts", wire.PROMPTS_LIST_CHANGED),
+    "resource": ("resources", wire.RESOURCES_LIST_CHANGED),
+    "resource template": ("resources", wire.RESOURCES_LIST_CHANGED),
 }
 
 
@@ -140,9 +140,9 @@ class ServerSession:
                     self._poke()  # changes made during the handshake are announced now
             else:
                 logger.debug("'notifications/initialized' in state %s ignored", state.value)
-        elif method == "notifications/cancelled":
+        elif method == wire.CANCELLED:
             pass  # the endpoint already cancelled the request
-        elif method == "notifications/roots/list_changed":
+        elif method == wire.ROOTS_LIST_CHANGED:
             logger.debug("the client's roots changed (ask again with ctx.list_roots())")
         else:
             logger.debug("notification %r ignored", method)
@@ -173,7 +173,7 @@ class ServerSession:
         if self.outbound is None:
             raise RuntimeError("the session is not connected")
         self._need_handshake("ping the client")
-        await self.outbound.request("ping", None, timeout=timeout)
+        await self.outbound.request(wire.PING, None, timeout=timeout)
 
     def _need_handshake(self, what: str) -> None:
         revision = self.revision
@@ -186,7 +186,7 @@ class ServerSession:
         self._need_handshake("send notifications/elicitation/complete")
         if not revision.has_url_elicitation:
             raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
-        await self.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+        await self.notify(wire.ELICITATION_COMPLETE, {"elicitationId": elicitation_id})
 
     def _poke(self) -> None:
         if self._wake is not None:

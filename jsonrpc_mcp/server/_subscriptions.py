@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
+from .. import wire
 from ..jsonrpc.endpoint import RequestContext
 from ..jsonrpc.errors import ConnectionClosed, InvalidParams, MethodNotFound
 from ..jsonrpc.messages import RequestId
@@ -56,17 +57,17 @@ __all__ = [
 
 logger = logging.getLogger("jsonrpc_mcp.server")
 
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-UPDATED = "notifications/resources/updated"
+SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
+ACKNOWLEDGED = wire.SUBSCRIPTIONS_ACKNOWLEDGED
+UPDATED = wire.RESOURCE_UPDATED
 MAX_PENDING = 1024  # distinct notifications waiting to be sent to one subscription
 
 # registry kind (what Server._changed reports) -> (filter key, capability, notification)
 _LIST_CHANGED = {
-    "tool": ("toolsListChanged", "tools", "notifications/tools/list_changed"),
-    "prompt": ("promptsListChanged", "prompts", "notifications/prompts/list_changed"),
-    "resource": ("resourcesListChanged", "resources", "notifications/resources/list_changed"),
-    "resource template": ("resourcesListChanged", "resources", "notifications/resources/list_changed"),
+    "tool": ("toolsListChanged", "tools", wire.TOOLS_LIST_CHANGED),
+    "prompt": ("promptsListChanged", "prompts", wire.PROMPTS_LIST_CHANGED),
+    "resource": ("resourcesListChanged", "resources", wire.RESOURCES_LIST_CHANGED),
+    "resource template": ("resourcesListChanged", "resources", wire.RESOURCES_LIST_CHANGED),
 }
 _FLAGS = {key: (capability, method) for key, capability, method in _LIST_CHANGED.values()}
 
