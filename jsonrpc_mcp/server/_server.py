@@ -9,7 +9,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
@@ -183,6 +183,10 @@ class Server:
         self.tools.add(name, tool, replace=replace)
         return tool
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -194,8 +198,24 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """Decorator: register the function as a tool named after it (see :meth:`add_tool`)."""
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Any:
+        """Decorator: register the function as a tool named after it (see :meth:`add_tool`);
+        ``@server.tool`` and ``@server.tool()`` alike."""
+        if callable(name):  # @server.tool, without parentheses: the function itself
+            return self.tool()(name)
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -235,6 +255,8 @@ class Server:
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Decorator form of :meth:`add_resource`."""
+        if not isinstance(uri, str):  # @server.resource without its URI
+            raise RegistrationError('server.resource needs a URI: @server.resource("notes://all")')
 
         def register(fn: F) -> F:
             self.add_resource(uri, fn, **options)
@@ -257,8 +279,16 @@ class Server:
         self.prompts.add(name, prompt, replace=replace)
         return prompt
 
-    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """Decorator form of :meth:`add_prompt`."""
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, name: str | Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Decorator form of :meth:`add_prompt`; ``@server.prompt`` and ``@server.prompt()`` alike."""
+        if callable(name):  # without parentheses: the function itself
+            return self.prompt()(name)
 
         def register(fn: F) -> F:
             self.add_prompt(name or fn.__name__, fn, **options)
