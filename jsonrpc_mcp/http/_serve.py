@@ -10,6 +10,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -52,7 +53,17 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
     certfile, keyfile = getattr(options, "ssl_certfile", None), getattr(options, "ssl_keyfile", None)
     if certfile:  # https: uvicorn terminates TLS
         common.update(ssl_certfile=certfile, ssl_keyfile=keyfile)
-    url = f"{'https' if certfile else 'http'}://{options.host}:{options.port}{options.path}"
+    scheme = "https" if certfile else "http"
+    try:  # bound here, before anything starts: a port in use is one line and exit 1, no lifespan traces
+        sock = _bind(options.host, options.port)
+    except OSError as exc:
+        where = f"{scheme}://{_host_port(options.host, options.port)}{options.path}"
+        sys.stderr.write(f"jsonrpc-mcp: cannot serve at {where}: {exc.strerror or exc}\n")
+        return 1
+    port = sock.getsockname()[1]
+    url = f"{scheme}://{_host_port(options.host, port)}{options.path}"
+    if options.workers > 1:
+        sock.close()  # uvicorn binds it again for its workers (SO_REUSEADDR): the check was the point
     sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
     sys.stderr.flush()
     if options.workers > 1:
@@ -66,8 +77,25 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         return 0
     app = McpHttpApp(server, **_app_options(options))
     config = uvicorn.Config(app, **common)
-    _GracefulServer(config, app).run()
+    _GracefulServer(config, app).run(sockets=[sock])
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (IPv6 when the host has a colon), as uvicorn binds one."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class _GracefulServer(uvicorn.Server):

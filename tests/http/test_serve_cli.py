@@ -91,3 +91,21 @@ async def test_several_stateless_workers_serve(http: httpx.AsyncClient) -> None:
             await post(http, url, call(i, "add", {"a": i, "b": 1}), session_headers(None)) for i in range(4)
         ]
     assert [orjson.loads(a.content)["result"]["content"][0]["text"] for a in answers] == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("workers", [[], ["--stateless", "--workers", "2"]], ids=["one-process", "workers"])
+def test_a_port_in_use_is_one_clear_line_and_exit_1(workers: list[str]) -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--http", "--port", str(port)]
+        done = subprocess.run([*command, *workers], cwd=REPO, capture_output=True, timeout=30, check=False)
+    stderr = done.stderr.decode(errors="replace")
+    assert done.returncode == 1, stderr
+    assert f"cannot serve at http://127.0.0.1:{port}/mcp" in stderr
+    assert "in use" in stderr.lower()
+    assert "Traceback" not in stderr and "serving" not in stderr  # no banner, no lifespan traces
+    assert len(stderr.strip().splitlines()) == 1
