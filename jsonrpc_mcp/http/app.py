@@ -191,6 +191,11 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+            # mounted under a prefix (Starlette's Mount, uvicorn --root-path): the ASGI path keeps
+            # the prefix and root_path names it, so routes are matched on what follows it
+            path = path[len(root) :] or "/"
         method = scope["method"]
         decision = self._check_security(scope)
         if not decision.allowed:
