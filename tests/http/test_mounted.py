@@ -10,6 +10,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
 from jsonrpc_mcp import Client, Server
+from jsonrpc_mcp.http import McpHttpApp
 
 from .support import serving
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.anyio
 TIMEOUT = 20.0
 
 
-def _mounted() -> tuple[Starlette, object]:
+def _mounted() -> tuple[Starlette, McpHttpApp]:
     server = Server("mounted")
 
     @server.tool()
@@ -26,7 +27,7 @@ def _mounted() -> tuple[Starlette, object]:
         """Add two integers."""
         return a + b
 
-    mcp = server.http_app()
+    mcp: McpHttpApp = server.http_app()
 
     async def home(request: object) -> PlainTextResponse:
         return PlainTextResponse("home")
@@ -38,7 +39,7 @@ def _mounted() -> tuple[Starlette, object]:
 async def test_streamable_http_under_a_mount_prefix(mode: str) -> None:
     app, mcp = _mounted()
     with anyio.fail_after(TIMEOUT):
-        async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/mcp", mode=mode) as client:  # type: ignore[arg-type]
+        async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/mcp", mode=mode) as client:
             result = await client.call_tool("add", {"a": 2, "b": 3})
     assert result["content"][0]["text"] == "5"
 
@@ -46,7 +47,7 @@ async def test_streamable_http_under_a_mount_prefix(mode: str) -> None:
 async def test_the_legacy_transport_under_a_mount_prefix() -> None:
     app, mcp = _mounted()
     with anyio.fail_after(TIMEOUT):
-        async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/sse", legacy=True) as client:  # type: ignore[arg-type]
+        async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/sse", legacy=True) as client:
             result = await client.call_tool("add", {"a": 2, "b": 3})
     assert result["content"][0]["text"] == "5"
 
@@ -56,7 +57,7 @@ async def test_the_unprefixed_path_is_not_the_endpoint() -> None:
 
     app, mcp = _mounted()
     with anyio.fail_after(TIMEOUT):
-        async with serving(app, mcp_app=mcp) as base, httpx.AsyncClient() as http:  # type: ignore[arg-type]
+        async with serving(app, mcp_app=mcp) as base, httpx.AsyncClient() as http:
             outside = await http.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             home = await http.get(f"{base}/")
     assert outside.status_code == 404 and home.text == "home"
