@@ -80,6 +80,16 @@ class AccessToken:
             object.__setattr__(self, "scopes", frozenset(self.scopes))
 
 
+PRINCIPAL = "jsonrpc_mcp.principal"  # the ASGI scope key the app keeps a request's principal under
+
+
+def principal_of(token: AccessToken) -> tuple[str, str | None]:
+    """Who a token speaks for: its client and, when the verifier gave one, its subject (``sub``).
+    A session is bound to the principal that opened it."""
+    subject = token.claims.get("sub")
+    return token.client_id, subject if isinstance(subject, str) else None
+
+
 @runtime_checkable
 class TokenVerifier(Protocol):
     """The application's hook: the token's details, or None when it is unknown, revoked or invalid.

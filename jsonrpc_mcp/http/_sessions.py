@@ -15,12 +15,13 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..jsonrpc.endpoint import Endpoint
 from ..server._session import MCP_CANCEL, ServerSession
+from ._auth import PRINCIPAL
 from ._events import EventStore, EventStream
 
 if TYPE_CHECKING:
@@ -75,6 +76,12 @@ class HttpSession:
         self.last_active = time.monotonic()
         self.closed = False
         self._notifier: asyncio.Task[None] | None = None
+        # who opened it (a protected server: the token's client and subject); only they may use it
+        self.principal: Any = None
+
+    def belongs_to(self, scope: Any) -> bool:
+        """Whether the request (its authenticated principal, if any) may use this session."""
+        return self.principal is None or scope.get(PRINCIPAL) == self.principal
 
     # the endpoint's default channel: messages not tied to a request go to the standalone stream
     async def send(self, message: bytes) -> None:

@@ -46,6 +46,7 @@ from ._asgi import (
     _header,
     _respond,
 )
+from ._auth import PRINCIPAL
 from ._events import EventStream
 from ._sessions import HttpSession, _AppState, _new_session_id
 
@@ -169,13 +170,14 @@ class _StreamableHttp(_AppState):
             session = self._stateless_session(None if initialize else version)
         elif initialize:
             session = HttpSession(self, _new_session_id())
+            session.principal = scope.get(PRINCIPAL)
         else:
             raw_id = _header(scope, SESSION_HEADER)
             if raw_id is None:
                 await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
                 return
             found = self.sessions.get(raw_id.decode("latin-1"))
-            if found is None:
+            if found is None or not found.belongs_to(scope):  # another principal's: as if unknown
                 await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
                 return
             session = found
@@ -369,6 +371,7 @@ class _StreamableHttp(_AppState):
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
         session = self.sessions.get(raw_id.decode("latin-1"))
-        if session is None:
+        if session is None or not session.belongs_to(scope):  # another principal's: as if unknown
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
+            return None
         return session

@@ -48,7 +48,7 @@ from ._asgi import (
     _respond,
 )
 from ._asgi import error_body as error_body
-from ._auth import AuthSettings, authenticate, prm_paths, protected_resource_metadata
+from ._auth import PRINCIPAL, AuthSettings, authenticate, principal_of, prm_paths, protected_resource_metadata
 from ._events import EventStore, InMemoryEventStore
 from ._legacy_sse import _LegacySse
 from ._security import Decision, TransportSecurity
@@ -216,6 +216,8 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                     verdict.headers,
                 )
                 return
+            assert verdict.access_token is not None
+            scope[PRINCIPAL] = principal_of(verdict.access_token)  # the session it opens is bound to it
         self._reap_idle()
         if path == self.path or path.rstrip("/") == self.path:
             if method == "POST":

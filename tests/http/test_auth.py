@@ -1,6 +1,6 @@
 """Bearer tokens on the MCP endpoint: 401 with a resource_metadata challenge, 403 for missing scopes,
 the RFC 9728 metadata document at its well-known path, and no token ever taken from the query string
-(NOTES.md §7, §10 H01-H08)."""
+(NOTES.md §7, §10 H01-H08); a session serves only the principal that opened it."""
 
 from __future__ import annotations
 
@@ -100,3 +100,55 @@ async def test_the_protected_resource_metadata_is_served_without_a_token(
     document = response.json()
     assert document["resource"] == base + "/mcp"
     assert document["authorization_servers"] == ["https://auth.example"]
+
+
+OTHER = AccessToken("other-token", "client-e", frozenset({"mcp:use"}))
+SAME_CLIENT_OTHER_USER = AccessToken(
+    "user2-token", "client-a", frozenset({"mcp:use"}), claims={"sub": "user-2"}
+)
+
+
+@pytest.fixture(scope="module")
+async def bound() -> AsyncIterator[str]:
+    app = McpHttpApp(_server())
+    async with serving(app) as url:
+        tokens = (GOOD, OTHER, SAME_CLIENT_OTHER_USER)
+        app.auth = AuthSettings(
+            verifier=StaticTokenVerifier({t.token: t for t in tokens}),
+            resource_server_url=url + "/mcp",
+            authorization_servers=["https://auth.example"],
+            required_scopes=["mcp:use"],
+        )
+        yield url
+
+
+async def _open(http: httpx.AsyncClient, base: str, token: str) -> str:
+    response = await post(http, base + "/mcp", initialize(), _bearer(token))
+    assert response.status_code == 200
+    session_id: str = response.headers["mcp-session-id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    headers = {**_bearer(token), "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+    assert (await post(http, base + "/mcp", initialized, headers)).status_code == 202
+    return session_id
+
+
+@pytest.mark.parametrize("intruder", [OTHER, SAME_CLIENT_OTHER_USER], ids=["other-client", "other-subject"])
+async def test_a_session_serves_only_the_principal_that_opened_it(
+    http: httpx.AsyncClient, bound: str, intruder: AccessToken
+) -> None:
+    session_id = await _open(http, bound, GOOD.token)
+    ping = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+
+    def headers(token: str) -> dict[str, str]:
+        return {**_bearer(token), "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+
+    stolen = await post(http, bound + "/mcp", ping, headers(intruder.token))
+    assert_error_body(stolen, 404)  # as if the session did not exist: nothing about it leaks
+    listening = await http.get(
+        bound + "/mcp", headers={**headers(intruder.token), "accept": "text/event-stream"}
+    )
+    assert listening.status_code == 404
+    deleted = await http.delete(bound + "/mcp", headers=headers(intruder.token))
+    assert deleted.status_code == 404
+    own = await post(http, bound + "/mcp", ping, headers(GOOD.token))
+    assert own.status_code == 200 and own.json()["result"] == {}  # still the owner's, still alive
