@@ -321,7 +321,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             return
         message = codec.decode(body)
         if type(message) is Invalid:
-            await _respond(send, 400, codec.encode_error(None, message.error, omit_null_id=True))
+            await _respond(send, 400, codec.encode_error(message.id, message.error, omit_null_id=True))
             return
         raw_version = _header(scope, VERSION_HEADER)
         version = self._supported_raw.get(raw_version) if raw_version is not None else None

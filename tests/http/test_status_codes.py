@@ -374,3 +374,25 @@ async def test_an_internal_failure_is_a_json_rpc_500_not_a_bare_one(http: httpx.
         response = await post(http, base + "/mcp", initialize(), JSON_HEADERS)
     assert assert_error_body(response, 500)["code"] == -32603
     assert "event store" not in response.text  # no internals leak out
+
+
+@pytest.mark.parametrize(
+    ("body", "rid"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":1}', 7),  # params neither object nor array
+        (b'{"jsonrpc":"1.0","id":"x","method":"ping"}', "x"),  # the wrong version, a readable id
+    ],
+)
+async def test_an_invalid_request_keeps_its_readable_id(
+    http: httpx.AsyncClient, url: str, body: bytes, rid: object
+) -> None:
+    response = await http.post(url, content=body, headers=JSON_HEADERS)
+    error = assert_error_body(response, 400)
+    assert error["code"] == -32600
+    assert response.json()["id"] == rid  # as over stdio
+
+
+async def test_unparseable_json_is_answered_without_an_id(http: httpx.AsyncClient, url: str) -> None:
+    response = await http.post(url, content=b'{"jsonrpc":"2.0","id":7,', headers=JSON_HEADERS)
+    assert assert_error_body(response, 400)["code"] == -32700
+    assert response.json().get("id") is None
