@@ -29,6 +29,7 @@ def load_target(target: str) -> Any:
     location, _, attr = target.rpartition(":")
     if not location or not attr.isidentifier():  # no ":ATTR" (a ":" may belong to the path itself)
         location, attr = target, ""
+    named = bool(attr)
     attr = attr or "server"
     if location.endswith(".py") or os.path.exists(location):
         if not os.path.exists(location):
@@ -63,7 +64,9 @@ def load_target(target: str) -> Any:
     try:
         obj = getattr(module, attr)
     except AttributeError:
-        raise TargetError(f"{location} has no attribute {attr!r}") from None
+        obj = None if named else _the_one_server(module, location, Server)
+        if obj is None:
+            raise TargetError(f"{location} has no attribute {attr!r}") from None
     if not isinstance(obj, Server) and callable(obj):
         try:
             obj = obj()
@@ -72,3 +75,16 @@ def load_target(target: str) -> Any:
     if not isinstance(obj, Server):
         raise TargetError(f"{target} is a {type(obj).__name__}, not a jsonrpc_mcp.Server")
     return obj
+
+
+def _the_one_server(module: Any, location: str, server_type: type) -> Any:
+    """Without ``:ATTR`` and no ``server`` attribute: the module's one Server, if it has exactly one."""
+    found = sorted(name for name, value in vars(module).items() if isinstance(value, server_type))
+    if len(found) == 1:
+        return getattr(module, found[0])
+    if found:
+        choices = ", ".join(f"{location}:{name}" for name in found)
+        raise TargetError(
+            f"{location} defines {len(found)} servers ({', '.join(found)}): name one, e.g. {choices}"
+        )
+    raise TargetError(f"{location} has no attribute 'server' and defines no jsonrpc_mcp.Server")

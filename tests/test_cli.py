@@ -230,3 +230,34 @@ def test_a_colon_in_a_file_path_is_not_taken_for_an_attribute(
     target.write_text("from jsonrpc_mcp import Server\nserver = Server('colons')\nalt = Server('alt')\n")
     assert load_target(str(target)).name == "colons"
     assert load_target(f"{target}:alt").name == "alt"
+
+
+def _write(tmp_path: Path, source: str) -> Path:
+    path = tmp_path / "servers.py"
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+def test_a_file_whose_one_server_has_another_name_is_served(tmp_path: Path) -> None:
+    path = _write(tmp_path, "from jsonrpc_mcp import Server\nmcp = Server('the-one')\n")
+    code = f"from jsonrpc_mcp.cli import load_target; print(load_target({str(path)!r}).name)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the-one"
+
+
+def test_a_file_with_two_servers_says_which_to_name(tmp_path: Path) -> None:
+    path = _write(tmp_path, "from jsonrpc_mcp import Server\nalpha = Server('a')\nbeta = Server('b')\n")
+    done = _cli("serve", str(path))
+    assert done.returncode == 2
+    assert "defines 2 servers" in done.stderr
+    assert f"{path}:alpha" in done.stderr and f"{path}:beta" in done.stderr
+
+
+def test_a_file_with_no_server_says_so(tmp_path: Path) -> None:
+    path = _write(tmp_path, "x = 1\n")
+    done = _cli("serve", str(path))
+    assert done.returncode == 2
+    assert "defines no jsonrpc_mcp.Server" in done.stderr
