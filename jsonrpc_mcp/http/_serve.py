@@ -32,7 +32,13 @@ _ENV = "JSONRPC_MCP_HTTP_WORKER"
 
 
 def _app_options(options: argparse.Namespace) -> dict[str, Any]:
-    return {"path": options.path, "stateless": options.stateless, "json_response": options.json_response}
+    return {
+        "path": options.path,
+        "stateless": options.stateless,
+        "json_response": options.json_response,
+        "session_idle_timeout": options.session_timeout,
+        "max_sessions": options.max_sessions or None,
+    }
 
 
 def serve_http(server: Server, options: argparse.Namespace, *, target: str, target_args: list[str]) -> int:

@@ -45,6 +45,7 @@ class _AppState:
     stateless: bool
     max_body: int
     session_idle_timeout: float
+    max_sessions: int | None
     event_store_factory: Callable[[], EventStore]
     message_path: str
     retry_ms: int
@@ -54,6 +55,18 @@ class _AppState:
     _shutting_down: anyio.Event
     _supported: dict[str, Revision]
     _supported_raw: dict[bytes, Revision]  # by the raw MCP-Protocol-Version value
+
+    def has_room(self) -> bool:
+        """Whether a new session may open (``max_sessions``; the idle ones past the timeout are
+        ended first to make room)."""
+        limit = self.max_sessions
+        if limit is None or len(self.sessions) < limit:
+            return True
+        self._reap_idle(now_or_never=True)
+        return len(self.sessions) < limit
+
+    def _reap_idle(self, *, now_or_never: bool = False) -> None:  # (the reaper's: _SessionReaping)
+        raise NotImplementedError
 
 
 class HttpSession:
@@ -139,9 +152,11 @@ class _SessionReaping(_AppState):
             await anyio.sleep(max(1.0, min(60.0, self.session_idle_timeout / 2)))
             self._reap_idle()
 
-    def _reap_idle(self) -> None:
+    def _reap_idle(self, *, now_or_never: bool = False) -> None:
+        """End the sessions idle for longer than the timeout (looked at every few seconds at most,
+        or at once with ``now_or_never``: a new session needs room)."""
         now = time.monotonic()
-        if now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
+        if not now_or_never and now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
             return
         self._last_reap = now
         for session_id, session in list(self.sessions.items()):

@@ -50,6 +50,9 @@ from ._auth import PRINCIPAL
 from ._events import EventStream
 from ._sessions import HttpSession, _AppState, _new_session_id
 
+SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
+_RETRY = [(b"retry-after", b"5")]
+
 __all__: list[str] = []
 
 logger = logging.getLogger("jsonrpc_mcp.http")
@@ -169,6 +172,10 @@ class _StreamableHttp(_AppState):
                 version = self._supported.get(DEFAULT_VERSION) or self.server.revisions[-1]
             session = self._stateless_session(None if initialize else version)
         elif initialize:
+            if not self.has_room():  # max_sessions: refuse a new one rather than grow without bound
+                limit = f"the server holds as many sessions as it may (max_sessions={self.max_sessions})"
+                await _error(send, 503, SERVER_BUSY, f"Service Unavailable: {limit}; retry later", _RETRY)
+                return
             session = HttpSession(self, _new_session_id())
             session.principal = scope.get(PRINCIPAL)
         else:

@@ -71,13 +71,15 @@ logger = logging.getLogger("jsonrpc_mcp.http")
 class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
     """The ASGI application. ``McpHttpApp(server)`` serves ``server`` at ``/mcp``.
 
-    Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for
-    several workers); ``allowed_hosts`` / ``allowed_origins`` (patterns; default: the loopback names
-    when bound to loopback, else the bound host) or a ready ``security`` policy; ``auth`` (bearer
-    tokens checked by your verifier, RFC 9728 metadata served at its well-known paths);
-    ``max_body`` (bytes, 413 above); ``session_idle_timeout`` (seconds); ``event_store_factory``
-    (one store per session); ``legacy_sse`` with ``sse_path`` and ``message_path`` (2024-11-05
-    HTTP+SSE); ``retry_ms`` (the SSE retry hint); ``keepalive`` (seconds between SSE comments).
+    Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for several
+    workers); ``allowed_hosts`` / ``allowed_origins`` (patterns; default: the loopback names when bound to
+    loopback, else the bound host) or a ready ``security`` policy; ``auth`` (bearer tokens checked by your
+    verifier, RFC 9728 metadata served at its well-known paths); ``max_body`` (bytes, 413 above);
+    ``session_idle_timeout`` (seconds); ``max_sessions`` (at most that many open at once, default 10,000:
+    past it an ``initialize`` is answered 503 with a JSON-RPC error and ``Retry-After``, after the idle
+    ones were ended; None: no limit); ``event_store_factory`` (one store per session); ``legacy_sse`` with
+    ``sse_path`` and ``message_path`` (2024-11-05 HTTP+SSE); ``retry_ms`` (the SSE retry hint);
+    ``keepalive`` (seconds between SSE comments).
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         auth: AuthSettings | None = None,
         max_body: int = 4 * 1024 * 1024,
         session_idle_timeout: float = 1800.0,
+        max_sessions: int | None = 10_000,
         event_store_factory: Callable[[], EventStore] = InMemoryEventStore,
         legacy_sse: bool = True,
         sse_path: str = "/sse",
@@ -106,6 +109,9 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         self.stateless = stateless
         self.max_body = max_body
         self.session_idle_timeout = session_idle_timeout
+        if max_sessions is not None and max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1 (or None: no limit)")
+        self.max_sessions = max_sessions
         self.event_store_factory = event_store_factory
         self.legacy_sse = legacy_sse and not stateless
         self.sse_path = sse_path

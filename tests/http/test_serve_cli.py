@@ -109,3 +109,12 @@ def test_a_port_in_use_is_one_clear_line_and_exit_1(workers: list[str]) -> None:
     assert "in use" in stderr.lower()
     assert "Traceback" not in stderr and "serving" not in stderr  # no banner, no lifespan traces
     assert len(stderr.strip().splitlines()) == 1
+
+
+async def test_max_sessions_and_session_timeout_reach_the_app(http: httpx.AsyncClient) -> None:
+    with spawned(TOOLBOX, "--max-sessions", "1", "--session-timeout", "600") as server:
+        url = server.url + "/mcp"
+        first = await post(http, url, initialize(), JSON_HEADERS)
+        second = await post(http, url, initialize(), JSON_HEADERS)
+    assert first.status_code == 200 and "mcp-session-id" in first.headers
+    assert second.status_code == 503 and "max_sessions=1" in second.json()["error"]["message"]

@@ -434,3 +434,42 @@ async def test_stateless_bad_protocol_version_is_400(
     url, _ = stateless
     response = await post(http, url, request(1, "ping"), session_headers(None, "2099-01-01"))
     assert_error_body(response, 400)
+
+
+# -- the session limit ----------------------------------------------------------------------------
+async def test_past_max_sessions_an_initialize_is_503_and_the_others_keep_working(
+    http: httpx.AsyncClient,
+) -> None:
+    app = McpHttpApp(build_server(), max_sessions=2)
+    async with serving(app) as base:
+        url = base + "/mcp"
+        first, second = await open_session(http, url), await open_session(http, url)
+        refused = await post(http, url, initialize(), JSON_HEADERS)
+        error = assert_error_body(refused, 503)
+        assert error["code"] == -32000 and "max_sessions=2" in error["message"]
+        assert refused.headers["retry-after"] == "5" and "mcp-session-id" not in refused.headers
+        assert len(app.sessions) == 2
+        for session_id in (first, second):  # the open ones are served as before
+            ok = await post(http, url, request(3, "ping"), session_headers(session_id))
+            assert ok.status_code == 200
+        await delete_session(http, url, first)
+        assert (await open_session(http, url)) not in (first, second)  # room again
+
+
+async def test_an_idle_session_past_its_timeout_makes_room_at_once(
+    http: httpx.AsyncClient, clock: FakeClock
+) -> None:
+    app = McpHttpApp(build_server(), max_sessions=2, session_idle_timeout=10)  # the reaper looks every 2.5 s
+    async with serving(app) as base:
+        url = base + "/mcp"
+        idle = await open_session(http, url)
+        clock.advance(9)
+        busy = await open_session(http, url)  # the reaper looked: `idle` is 9 s idle, not yet expired
+        clock.advance(1.5)  # now it is, but the reaper's next look is not due for another second
+        fresh = await open_session(http, url)  # full: the expired one is ended there and then
+        assert set(app.sessions) == {busy, fresh} and idle not in app.sessions
+
+
+def test_max_sessions_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_sessions"):
+        McpHttpApp(build_server(), max_sessions=0)
