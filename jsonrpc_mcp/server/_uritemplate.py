@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UriTemplate"]
+__all__ = ["MAX_URI", "UriTemplate"]
 
 
 def unquote(text: str) -> str:
-    """``urllib.parse.unquote``, imported on first use (a server without templates never needs it)."""
+    """``urllib.parse.unquote``, imported on first use (a server without templates never needs it);
+    text without a ``%`` is returned as it is."""
+    if "%" not in text:
+        return text
     from urllib.parse import unquote as urllib_unquote
 
     return urllib_unquote(text)
+
+
+# The longest URI matched against a template: beyond any real URI (RFC 9110 asks for 8,000 octets),
+# short enough that matching one never stalls the event loop.
+MAX_URI = 16 * 1024
 
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
@@ -57,7 +65,10 @@ class UriTemplate:
         return bool(self.variables)
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The variables if ``uri`` matches, else None. Linear in the URI for a given template."""
+        """The variables if ``uri`` matches, else None. Linear in the URI for a given template; a
+        URI longer than :data:`MAX_URI` matches nothing."""
+        if len(uri) > MAX_URI:
+            return None
         values: dict[str, str] = {}
         pos = 0
         parts = self._parts

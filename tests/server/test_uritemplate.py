@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
+import anyio
 import pytest
 
-from jsonrpc_mcp import Server
-from jsonrpc_mcp.server._uritemplate import UriTemplate
+from jsonrpc_mcp import JsonRpcError, Server
+from jsonrpc_mcp.server._uritemplate import MAX_URI, UriTemplate
 from jsonrpc_mcp.testing import connect
 
 
@@ -84,3 +85,35 @@ async def test_a_template_with_an_optional_query_reads_with_and_without_it() -> 
         limited = await client.read_resource("search://cats?limit=3")
     assert plain["contents"][0]["text"] == "cats x10"
     assert limited["contents"][0]["text"] == "cats x3"
+
+
+def test_a_uri_beyond_the_cap_matches_no_template_and_one_within_it_does() -> None:
+    template = UriTemplate("search://q{?term,limit}")
+    within = "search://q?term=" + "x" * (MAX_URI - len("search://q?term="))
+    assert len(within) == MAX_URI
+    assert template.match(within) == {"term": "x" * (MAX_URI - len("search://q?term="))}
+    assert template.match(within + "x") is None
+
+
+def test_values_without_percent_escapes_are_taken_as_they_are() -> None:
+    template = UriTemplate("notes://{name}{?tag}")
+    assert template.match("notes://a%20b?tag=x%2Fy") == {"name": "a b", "tag": "x/y"}
+    assert template.match("notes://plain?tag=word") == {"name": "plain", "tag": "word"}
+
+
+@pytest.mark.anyio
+async def test_reading_a_huge_uri_is_answered_at_once_as_not_found() -> None:
+    server = Server("big")
+
+    @server.resource("search://q{?term}")
+    def search(term: str = "") -> str:
+        return term
+
+    huge = "search://q?" + "&".join(f"term=x{i}" for i in range(400_000))  # ~3.9 MB
+    async with connect(server) as client:
+        with anyio.fail_after(5):
+            with pytest.raises(JsonRpcError) as raised:
+                await client.read_resource(huge)
+        ok = await client.read_resource("search://q?term=fine")
+    assert raised.value.code == -32002
+    assert ok["contents"][0]["text"] == "fine"
