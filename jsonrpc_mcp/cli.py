@@ -153,11 +153,29 @@ async def _call(args: argparse.Namespace) -> int:
         if not isinstance(arguments, dict):
             print("jsonrpc-mcp call: --args must be a JSON object", file=sys.stderr)
             return 2
-    options: dict[str, Any] = {"request_timeout": args.timeout}
-    if args.protocol_version:
+    from .revisions import REVISIONS
+
+    mode = args.mode
+    requested = REVISIONS.get(args.protocol_version) if args.protocol_version else None
+    if requested is not None and not requested.has_handshake:  # a stateless revision: no handshake
+        if mode not in (None, requested.version):
+            version = requested.version
+            print(
+                f"jsonrpc-mcp call: --protocol-version {version} goes with --mode {version}", file=sys.stderr
+            )
+            return 2
+        mode = requested.version
+    options: dict[str, Any] = {"request_timeout": args.timeout, "mode": mode or "legacy"}
+    if args.protocol_version and (requested is None or requested.has_handshake):
         options["protocol_version"] = args.protocol_version
-    async with Client.stdio(args.command, initialize=False, **options) as client:
-        _dump("initialize", await client.initialize())
+    url = args.command[0] if len(args.command) == 1 else ""
+    if url.startswith(("http://", "https://")):
+        connect = Client.http(url, initialize=False, **options)
+    else:
+        connect = Client.stdio(args.command, initialize=False, **options)
+    async with connect as client:
+        opened = await client.connect()
+        _dump("server/discover" if client.is_modern else "initialize", opened)
         caps = client.server_capabilities
         if "tools" in caps:
             _dump("tools/list", await client.list_tools())
@@ -234,6 +252,8 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     why it is not available; see :func:`_other_commands`)."""
     import argparse
 
+    from .revisions import MODERN_REVISIONS
+
     parser = argparse.ArgumentParser(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
     parser.add_argument("--version", action="version", version=f"jsonrpc-mcp {__version__}")
     parser.add_argument("--log-level", default=_default_log_level(), help="stderr log level")
@@ -252,12 +272,20 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
         "args", nargs=argparse.REMAINDER, help="arguments passed on to the target as sys.argv[1:]"
     )
 
-    call = commands.add_parser("call", help="start a stdio server, initialize, list, optionally call a tool")
+    call = commands.add_parser(
+        "call", help="connect to a server (a stdio command, or an HTTP URL), list it, optionally call a tool"
+    )
     call.add_argument("--tool", help="tool to call")
     call.add_argument("--args", help="tool arguments as a JSON object")
     call.add_argument("--protocol-version", help="revision to ask for (default: the latest handshake one)")
+    call.add_argument(
+        "--mode",
+        choices=("legacy", "auto", *(r.version for r in MODERN_REVISIONS)),
+        help="how to connect: the handshake (legacy, the default), the stateless 2026-07-28 revision, "
+        "or auto (server/discover, falling back to initialize)",
+    )
     call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
-    call.add_argument("command", nargs="+", help="the server command, after --")
+    call.add_argument("command", nargs="+", help="the server command after --, or its http(s):// URL")
 
     for name, command in (extra_commands or {}).items():
         added = commands.add_parser(

@@ -219,8 +219,10 @@ def test_version() -> None:
 def test_a_colon_in_a_file_path_is_not_taken_for_an_attribute(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from jsonrpc_mcp import Server
     from jsonrpc_mcp.cli import load_target
 
+    assert Server.__name__ == "Server"  # imported before sys.modules is copied: the restore keeps it
     monkeypatch.setattr(sys, "path", list(sys.path))  # load_target adds the file's directory
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
 
@@ -261,3 +263,47 @@ def test_a_file_with_no_server_says_so(tmp_path: Path) -> None:
     done = _cli("serve", str(path))
     assert done.returncode == 2
     assert "defines no jsonrpc_mcp.Server" in done.stderr
+
+
+def test_call_in_the_stateless_revision_over_stdio() -> None:
+    done = _cli(
+        "call",
+        "--mode",
+        "2026-07-28",
+        "--tool",
+        "echo",
+        "--args",
+        '{"text": "hi"}',
+        "--",
+        *_serve_command(str(ECHO)),
+    )
+    assert done.returncode == 0, done.stderr
+    sections = _sections(done.stdout)
+    assert next(iter(sections)) == "server/discover"
+    assert "2026-07-28" in sections["server/discover"]["supportedVersions"]
+    assert sections["tools/call echo"]["content"] == [{"type": "text", "text": "hi"}]
+    assert sections["tools/call echo"]["resultType"] == "complete"  # the stateless revision's result
+
+
+def test_a_stateless_protocol_version_is_not_silently_the_handshake() -> None:
+    done = _cli("call", "--protocol-version", "2026-07-28", "--", *_serve_command(str(ECHO)))
+    assert done.returncode == 0, done.stderr
+    assert next(iter(_sections(done.stdout))) == "server/discover"
+    clash = _cli(
+        "call", "--protocol-version", "2026-07-28", "--mode", "legacy", "--", *_serve_command(str(ECHO))
+    )
+    assert clash.returncode == 2 and "goes with --mode 2026-07-28" in clash.stderr
+
+
+@pytest.mark.parametrize(("mode", "first"), [("legacy", "initialize"), ("2026-07-28", "server/discover")])
+def test_call_takes_an_http_url(mode: str, first: str) -> None:
+    from .http.support import spawned
+
+    with spawned(ECHO) as server:
+        done = _cli(
+            "call", "--mode", mode, "--tool", "echo", "--args", '{"text": "over http"}', server.url + "/mcp"
+        )
+    assert done.returncode == 0, done.stderr
+    sections = _sections(done.stdout)
+    assert next(iter(sections)) == first
+    assert sections["tools/call echo"]["content"] == [{"type": "text", "text": "over http"}]
