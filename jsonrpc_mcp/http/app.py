@@ -155,16 +155,25 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             await self._lifespan(receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        """Served directly (not mounted): also reap idle sessions when no request comes to do it."""
-        async with anyio.create_task_group() as tg:
+        """Served directly (not mounted): run the server's lifespan from startup to shutdown, and
+        reap idle sessions when no request comes to do it."""
+        async with contextlib.AsyncExitStack() as stack, anyio.create_task_group() as tg:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
+                    try:
+                        await stack.enter_async_context(self.server.running())
+                    except Exception as exc:  # the server cannot start: say why, in one line
+                        logger.error("the lifespan of server %r failed: %s", self.server.name, exc)
+                        failed = f"{type(exc).__name__}: {exc}"
+                        await send({"type": "lifespan.startup.failed", "message": failed})
+                        return
                     tg.start_soon(self._reap_periodically)
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     tg.cancel_scope.cancel()
                     await self.aclose()
+                    await stack.aclose()
                     await send({"type": "lifespan.shutdown.complete"})
                     return
 

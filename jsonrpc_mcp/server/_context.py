@@ -135,6 +135,12 @@ class Context:
         return self._rc.cancelled
 
     @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (a database pool, a client...): shared by every
+        request; None when the server has no lifespan."""
+        return self.session.server.lifespan_state
+
+    @property
     def meta(self) -> dict[str, Any]:
         """The request's ``params._meta`` (empty if none)."""
         params = self._rc.request.params

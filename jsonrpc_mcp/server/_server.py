@@ -9,6 +9,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
@@ -22,6 +23,7 @@ from ._boundary import to_wire
 from ._clientlog import LEVELS
 from ._context import Context
 from ._handshake import State
+from ._lifespan import Lifespan, LifespanScope
 from ._mrtr import DEFAULT_STATE_TTL, RequestStateSealer
 from ._pipeline import Middleware
 from ._registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
@@ -61,6 +63,10 @@ class Server:
     (``$JSONRPC_MCP_STATE_FILE``, default ``~/.local/state/jsonrpc-mcp/request-state.key``, made on
     first use), so a retry also works on a fresh process; it expires after ``state_ttl`` seconds.
     Processes on different machines that may see each other's retries need the same key.
+
+    ``lifespan``: ``fn(server)`` returning an async context manager (``contextlib.asynccontextmanager``),
+    entered once before the first request is served (over stdio, in-process, and in each HTTP worker)
+    and exited at shutdown; what it yields reaches handlers as ``ctx.lifespan`` (see :meth:`running`).
     """
 
     def __init__(
@@ -83,6 +89,7 @@ class Server:
         strict_tool_names: bool = False,
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
+        lifespan: Lifespan | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -118,6 +125,8 @@ class Server:
         self.strict_tool_names = strict_tool_names
         # seals the requestState of multi round-trip requests (2026-07-28; see .mrtr)
         self.request_state = RequestStateSealer.create(state_key, ttl=state_ttl)
+        self.lifespan = lifespan
+        self._lifespan = LifespanScope(self, lifespan)
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         # the open subscriptions/listen requests (2026-07-28): where list changes and resource
         # updates reach the stateless clients (handshake sessions get theirs through _sessions)
@@ -126,6 +135,24 @@ class Server:
         self._capabilities_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         # every request of every transport and era passes through it (and its middleware)
         self.router = Router(self)
+
+    # -- lifespan ---------------------------------------------------------------------------------
+    def running(self) -> AbstractAsyncContextManager[Any]:
+        """Run the server's ``lifespan`` around a body (yields what it yielded; None without one).
+
+        Every way of serving enters it: :meth:`serve` (stdio, the in-memory pair) and the HTTP app's
+        ASGI lifespan (in each worker process). The first to enter runs the lifespan and exits it
+        when its body ends; whoever enters while it runs shares it. A server mounted in another
+        ASGI application, which forwards no lifespan events, enters it from that application's own
+        lifespan (``async with server.running(): yield`` in Starlette's or FastAPI's).
+        """
+        return self._lifespan.running()
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the running lifespan yielded (None without a lifespan); RuntimeError when the
+        server has a lifespan that is not running (serve it, or enter :meth:`running`)."""
+        return self._lifespan.state
 
     # -- middleware -------------------------------------------------------------------------------
     def add_middleware(self, middleware: Middleware) -> None:
@@ -555,14 +582,15 @@ class Server:
         session = ServerSession(self, transport=transport)
         endpoint = Endpoint(stream, session, request_timeout=self.request_timeout, cancel=MCP_CANCEL)
         session.outbound = endpoint
-        self.attach(session)
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(session.run_notifier)
-                await endpoint.run()
-                tg.cancel_scope.cancel()
-        finally:
-            self.detach(session)
+        async with self.running():
+            self.attach(session)
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(session.run_notifier)
+                    await endpoint.run()
+                    tg.cancel_scope.cancel()
+            finally:
+                self.detach(session)
 
     async def serve_stdio(self, *, max_line: int | None = None) -> None:
         """Serve over this process's stdin/stdout until stdin closes (``max_line``: the longest

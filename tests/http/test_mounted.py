@@ -3,13 +3,16 @@ Streamable HTTP and the legacy transport under that prefix."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from jsonrpc_mcp import Client, Server
+from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.http import McpHttpApp
 
 from .support import serving
@@ -61,3 +64,34 @@ async def test_the_unprefixed_path_is_not_the_endpoint() -> None:
             outside = await http.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             home = await http.get(f"{base}/")
     assert outside.status_code == 404 and home.text == "home"
+
+
+async def test_a_mounted_servers_lifespan_runs_from_the_outer_apps_lifespan() -> None:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[str]:
+        events.append("enter")
+        yield "ready"
+        events.append("exit")
+
+    server = Server("mounted-life", lifespan=lifespan)
+
+    @server.tool()
+    def state(ctx: Context) -> str:
+        """The lifespan's value."""
+        return str(ctx.lifespan)
+
+    @contextlib.asynccontextmanager
+    async def outer(app: Starlette) -> AsyncIterator[None]:  # the outer app's own lifespan runs ours
+        async with server.running():
+            yield
+
+    mcp: McpHttpApp = server.http_app()
+    app = Starlette(routes=[Mount("/api", app=mcp)], lifespan=outer)
+    with anyio.fail_after(TIMEOUT):
+        async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/mcp") as client:
+            result = await client.call_tool("state", {})
+            assert events == ["enter"]
+    assert result["content"][0]["text"] == "ready"
+    assert events == ["enter", "exit"]
