@@ -9,7 +9,7 @@ article when any of its rows is. The filters live in the URL fragment too
 (``report.html#verdict=FAIL,ERROR&revision=2025-11-25``): the page reads it on load and on
 ``hashchange``, and writes it back when a box changes, so a filtered view can be linked (and
 checked headless with ``chromium --dump-dom``). ``#shown`` then says how many rows are visible,
-in its text and its ``data-shown`` attribute.
+in its text and its ``data-shown`` attribute. Requirements with an ERROR or FAIL come first.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = ["VERDICTS", "to_html", "verdict_label"]
 
 VERDICTS = ("PASS", "FAIL", "ERROR", "SKIP", "XFAIL", "XPASS")
 _DIMENSIONS = ("area", "level", "revision", "verdict")
+_RANK = {"ERROR": 0, "FAIL": 1, "XPASS": 2, "XFAIL": 3, "PASS": 4, "SKIP": 5}
 
 
 def verdict_label(v: Verdict) -> str:
@@ -178,7 +179,9 @@ def to_html(run: Run, *, stale: Sequence[str] = ()) -> str:
     by_id: dict[str, list[Verdict]] = {}
     for verdict in run.verdicts:
         by_id.setdefault(verdict.id, []).append(verdict)
-    fixtures = [vs[0].fixture for vs in by_id.values()]
+    # the requirements needing attention first (stable: spec order within each rank)
+    ordered = sorted(by_id.values(), key=lambda vs: min(_RANK.get(verdict_label(v), 6) for v in vs))
+    fixtures = [vs[0].fixture for vs in ordered]
     present = {verdict_label(v) for v in run.verdicts}
     values = {
         "area": sorted({f.area for f in fixtures}),
@@ -212,6 +215,6 @@ def to_html(run: Run, *, stale: Sequence[str] = ()) -> str:
         f'{revisions}<p id="totals">{_e(totals)}</p></header><main>{stale_html}'
         f'<form id="filters">{"".join(_checkboxes(d, values[d]) for d in _DIMENSIONS)}</form>'
         f'<p id="shown">{len(run.verdicts)} verdicts</p>'
-        f"{''.join(_article(vs) for vs in by_id.values())}{stderr_html}"
+        f"{''.join(_article(vs) for vs in ordered)}{stderr_html}"
         f"</main><script>{_JS}</script></body></html>\n"
     )

@@ -106,6 +106,7 @@ def test_the_report_filters_in_a_headless_browser(tmp_path: Path) -> None:
     everything = _dom(binary, profile, url)
     assert len(everything.rows) == len(verdicts)
     assert not any(hidden for _, hidden in everything.rows)
+    assert everything.rows[0][0] == "FAIL"  # the requirements needing attention come first
     assert everything.shown["data-shown"] == everything.shown["data-total"] == str(len(verdicts))
 
     failing = _dom(binary, profile, url + "#verdict=FAIL")
