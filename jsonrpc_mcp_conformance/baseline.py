@@ -20,9 +20,9 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
-from .runner import Run
+from .runner import PASS, Run
 
-__all__ = ["BaselineError", "Expected", "apply_baseline", "load_baseline", "parse_baseline"]
+__all__ = ["BaselineError", "Expected", "apply_baseline", "load_baseline", "parse_baseline", "stale_entries"]
 
 
 class BaselineError(Exception):
@@ -128,3 +128,28 @@ def apply_baseline(run: Run, expected: list[Expected]) -> None:
     for verdict in run.verdicts:
         if any(e.covers(verdict.id, verdict.revision, verdict.transport) for e in expected):
             verdict.expected_failure = True
+
+
+def _describe(entry: Expected) -> str:
+    scope = ", ".join(x for x in (entry.revision, entry.transport) if x)
+    return f"{entry.id} [{scope}]" if scope else entry.id
+
+
+def stale_entries(run: Run, expected: list[Expected]) -> list[str]:
+    """The baseline entries that are stale: they cover a verdict that now passes (XPASS).
+
+    One line per entry, naming the verdicts that pass, e.g. ``jsonrpc:id:* (now passes:
+    jsonrpc:id:integer 2025-11-25 stdio)``. A run of the official suite fails on them; ours too
+    unless ``--allow-stale`` (see cli.exit_code).
+    """
+    lines = []
+    for entry in expected:
+        passing = [
+            f"{v.id} {v.revision} {v.transport}"
+            for v in run.verdicts
+            if v.status == PASS and entry.covers(v.id, v.revision, v.transport)
+        ]
+        if passing:
+            shown = ", ".join(passing[:5]) + (f" and {len(passing) - 5} more" if len(passing) > 5 else "")
+            lines.append(f"{_describe(entry)} (now passes: {shown})")
+    return lines

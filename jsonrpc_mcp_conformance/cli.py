@@ -8,8 +8,10 @@ Usage::
 
 Exit codes:
     0  every applicable requirement passed (failures listed in --expected-failures are tolerated)
-    1  at least one requirement failed that the baseline does not expect to fail
-    2  usage error (bad options, unreadable config or baseline, unknown server name)
+    1  at least one requirement failed that the baseline does not expect to fail, or a baseline entry
+       now passes (stale; tolerated with --allow-stale)
+    2  usage error (bad options, unreadable config or baseline, unknown server name, an --only or
+       --skip pattern matching no requirement)
     3  the server could not be exercised: it would not start, or no revision could be opened
     4  the fixtures in spec/ are inconsistent (the manifest check failed)
 """
@@ -17,6 +19,7 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -26,8 +29,9 @@ from typing import Any
 
 import anyio
 
-from .baseline import BaselineError, apply_baseline, load_baseline
-from .fixtures import ALL_REVISIONS, FixtureError, load_spec, select_ids
+from ._html import to_html
+from .baseline import BaselineError, Expected, apply_baseline, load_baseline, stale_entries
+from .fixtures import ALL_REVISIONS, Fixture, FixtureError, load_spec, select_ids
 from .httptarget import HttpTarget
 from .report import summary, to_json, to_junit, to_text
 from .runner import Options, Run, run_conformance
@@ -83,6 +87,18 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     parser.add_argument("--junit", dest="junit_out", type=Path, help="also write a JUnit XML report here")
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="list passing and skipped requirements too"
+    )
+    # issue 13 item 6 and 7: listing, stale baseline entries, the HTML report
+    parser.add_argument(
+        "--list", action="store_true", help="print the requirements that would run and exit (no server)"
+    )
+    parser.add_argument(
+        "--allow-stale",
+        action="store_true",
+        help="a baseline entry that now passes (XPASS) does not fail the run",
+    )
+    parser.add_argument(
+        "--html", dest="html_out", type=Path, help="also write a self-contained HTML report here"
     )
     tls = parser.add_argument_group("https")
     tls.add_argument(
@@ -203,11 +219,47 @@ def _http_target(
         raise UsageError(str(exc)) from None
 
 
-def exit_code(run: Run) -> int:
+def exit_code(run: Run, *, allow_stale: bool = True) -> int:
+    """The exit code of a run; with ``allow_stale=False`` an XPASS verdict fails it too."""
     ran = [v for v in run.verdicts if v.status != "skip"]
     if not ran and not any(r.supported for r in run.revisions):
         return EXIT_UNREACHABLE
-    return EXIT_FAILED if summary(run)["failed"] else EXIT_OK
+    counts = summary(run)
+    stale = counts["unexpectedly_passing"] and not allow_stale
+    return EXIT_FAILED if counts["failed"] or stale else EXIT_OK
+
+
+def _select(fixtures: list[Fixture], only: Sequence[str], skip: Sequence[str]) -> list[Fixture]:
+    """The fixtures ``--only``/``--skip`` choose; a pattern matching no requirement is a usage error."""
+    for option, patterns in (("--only", only), ("--skip", skip)):
+        for pattern in patterns:
+            if not any(fnmatch.fnmatchcase(f.id, pattern) for f in fixtures):
+                raise UsageError(f"{option} {pattern!r} matches no requirement (see --list)")
+    chosen = select_ids(fixtures, only, skip)
+    if not chosen:
+        raise UsageError("--only/--skip leave no requirement to run")
+    return chosen
+
+
+def _listing(fixtures: list[Fixture], revisions: Sequence[str] | None) -> str:
+    """``--list``: one line per requirement that would run: id, level, revisions, title."""
+    lines = []
+    for fixture in fixtures:
+        chosen = [r for r in fixture.revisions if not revisions or r in revisions]
+        if chosen:
+            lines.append(f"{fixture.id}  {fixture.level}  {','.join(chosen)}  {fixture.title}")
+    lines.append(f"{len(lines)} requirements")
+    return "\n".join(lines) + "\n"
+
+
+def _stale_note(run: Run, expected: list[Expected]) -> str:
+    """The baseline entries that now pass, for the end of the report ("" when none)."""
+    stale = stale_entries(run, expected)
+    if not stale:
+        return ""
+    lines = ["stale baseline entries (expected to fail, now pass; remove them or use --allow-stale):"]
+    lines.extend(f"  {line}" for line in stale)
+    return "\n".join(lines) + "\n"
 
 
 def main(
@@ -216,17 +268,20 @@ def main(
     out = out or sys.stdout
     args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
     try:
+        spec = load_spec(args.spec_dir)
+    except FixtureError as exc:
+        print(f"conformance: the fixtures are inconsistent:\n{exc}", file=sys.stderr)
+        return EXIT_FIXTURES
+    try:
+        fixtures = _select(spec.fixtures, args.only, args.skip)
+        if args.list:
+            out.write(_listing(fixtures, args.revision))
+            return EXIT_OK
         target = _target(args)
         expected = load_baseline(args.expected_failures) if args.expected_failures else []
     except (UsageError, BaselineError, OSError) as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        spec = load_spec(args.spec_dir)
-    except FixtureError as exc:
-        print(f"conformance: the fixtures are inconsistent:\n{exc}", file=sys.stderr)
-        return EXIT_FIXTURES
-    fixtures = select_ids(spec.fixtures, args.only, args.skip)
     options = Options(revisions=args.revision, timeout=args.timeout, schema_dir=args.schema_dir)
     try:
         run = anyio.run(run_conformance, target, spec, fixtures, options)
@@ -240,13 +295,18 @@ def main(
         "junit": lambda: to_junit(run),
     }
     out.write(report[args.format]())
+    stale = _stale_note(run, expected)
+    if stale:
+        (out if args.format == "text" else sys.stderr).write(stale)
+    if args.html_out:
+        args.html_out.write_text(to_html(run, stale=stale_entries(run, expected)), encoding="utf-8")
     if args.json_out:
         args.json_out.write_text(to_json(run), encoding="utf-8")
     if args.junit_out:
         args.junit_out.write_text(to_junit(run), encoding="utf-8")
     if not os.environ.get("NO_CONFORMANCE_HINT") and exit_code(run) == EXIT_UNREACHABLE:
         print("conformance: no revision could be opened; is the command an MCP server?", file=sys.stderr)
-    return exit_code(run)
+    return exit_code(run, allow_stale=args.allow_stale)
 
 
 def command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance") -> int:
