@@ -118,8 +118,9 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                 raise Abort(
                     FAIL, [f"still running {within:g} s after its input was closed"], "exit", "running"
                 )
-        elif "paginate" in step:
-            await _paginate(step["paginate"], channel, variables, timeout)
+        elif "paginate" in step:  # walks every page; ``capture`` reads ``{"result": {items: all}}``
+            items = await _paginate(step["paginate"], channel, variables, timeout)
+            _capture({"result": {step["paginate"]["items"]: items}}, step.get("capture", {}), variables)
         elif "http" in step:
             await _http_step(step["http"], channel, variables, timeout)
         else:
@@ -243,7 +244,9 @@ def _expect_http_subject(subject: dict[str, Any], pattern: Any, variables: dict[
 
 async def _paginate(
     spec: dict[str, Any], channel: Channel, variables: dict[str, Any], timeout: float
-) -> None:
+) -> list[Any]:
+    """Follow ``nextCursor`` from the first page to the last (at most ``max_pages``); the items of
+    every page, in order."""
     seen: list[Any] = []
     same: dict[str, Any] = {}  # "same": result members every page must carry with one value
     cursor: Any = _OMIT
@@ -291,6 +294,7 @@ async def _paginate(
         problems = match(seen, {"$each": spec["each"]}, variables)
         if problems:
             raise Abort(FAIL, problems, _short(spec["each"], 400), _short(seen, 400))
+    return seen
 
 
 async def _http_step(

@@ -1,0 +1,41 @@
+"""Discovery walks every page: a server with a small page size cannot escape the behaviour fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from jsonrpc_mcp.cli import load_target
+from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = load_spec()
+# the fixtures that find a tool in tools/list (a paginate step with a capture)
+DISCOVERING = sorted(
+    f.id for f in SPEC.fixtures if any("paginate" in s and s.get("capture") for s in f.steps)
+)
+
+
+async def _run(page_size: int | None) -> Run:
+    server = load_target(str(ROOT / "examples" / "everything" / "server.py:create_server"))
+    if page_size is not None:
+        server.page_size = page_size
+    with anyio.fail_after(120):
+        return await check(InProcessTarget.from_server(server), only=DISCOVERING, spec=SPEC)
+
+
+def test_the_behaviour_fixtures_discover_tools_through_paginate() -> None:
+    assert len(DISCOVERING) >= 15
+    assert "behaviour:progress:token-increasing" in DISCOVERING
+
+
+@pytest.mark.anyio
+async def test_a_small_page_size_finds_the_same_tools() -> None:
+    paged = await _run(2)
+    whole = await _run(None)
+    assert [v.key for v in paged.failures()] == []
+    statuses = {(v.id, v.revision): v.status for v in whole.verdicts}
+    assert {(v.id, v.revision): v.status for v in paged.verdicts} == statuses
+    assert sum(s == "pass" for s in statuses.values()) >= 2 * len(DISCOVERING)
