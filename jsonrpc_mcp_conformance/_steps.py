@@ -16,8 +16,8 @@ import anyio
 from jsonrpc_mcp import wire
 
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, SKIP, Abort, Channel, Seen, _dump, _is_response
-from ._variables import initialize_request, substitute
-from .fixtures import Fixture, expand_revisions
+from ._variables import base_variables, initialize_request, substitute
+from .fixtures import MODERN_REVISIONS, Fixture, expand_revisions
 from .match import _short, json_equal, match, select
 
 
@@ -125,6 +125,26 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             await _http_step(step["http"], channel, variables, timeout)
         else:
             raise Abort(ERROR, [f"unknown step {sorted(step)}"])
+
+
+async def advertised_versions(channel: Channel) -> list[Any]:
+    """The ``supportedVersions`` the server lists in its ``server/discover`` answer ([] when it has
+    none). Asked in a legacy session whose ``initialize`` was answered with another version than the
+    one requested: a revision the server lists is one it supports, so answering it with another
+    version fails version negotiation (it is not "not supported"). The answer is no fixture's: no
+    invariant judges it."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": "conformance-discover-versions",
+        "method": wire.DISCOVER,
+        "params": {"_meta": base_variables(MODERN_REVISIONS[-1])["meta"]},
+    }
+    await channel.send(_dump(request))
+    answer = await channel.next_response(channel.options.timeout)
+    channel.log[:] = [seen for seen in channel.log if seen.value is not answer]
+    result = answer.get("result") if isinstance(answer, dict) else None
+    versions = result.get("supportedVersions") if isinstance(result, dict) else None
+    return list(versions) if isinstance(versions, list) else []
 
 
 def _items(seen: Seen) -> list[Any]:

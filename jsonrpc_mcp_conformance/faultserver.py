@@ -6,6 +6,8 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 
 ``answers-notifications``  answers every notification with ``{"id": null, "result": {}}``
 ``wrong-revision``         every initialize result says ``2024-11-05``, whatever was asked
+``fixed-version``          every initialize result says ``2025-06-18``, while server/discover lists every
+                           revision (as servers that list all the versions they speak do)
 ``resource-not-found-32002`` 2026-07-28 ``resources/read`` of a missing URI answers -32002 (legacy code)
 ``omits-result-type``      2026-07-28 results lose ``resultType``
 ``error-id-null``          error responses to readable requests carry ``id: null``
@@ -36,11 +38,14 @@ import orjson
 
 from jsonrpc_mcp import Context, Server, wire
 
+from .fixtures import ALL_REVISIONS
+
 __all__ = ["FAULTS", "HTTP_FAULTS", "FaultyStream", "create_server", "http_app", "serve_with_faults"]
 
 FAULTS = (
     "answers-notifications",
     "wrong-revision",
+    "fixed-version",
     "resource-not-found-32002",
     "omits-result-type",
     "error-id-null",
@@ -52,6 +57,7 @@ FAULTS = (
 )
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
+FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
 _SESSION = wire.SESSION_HEADER.encode("ascii")
 _SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
 
@@ -193,6 +199,12 @@ class FaultyStream:
         )
         if "wrong-revision" in self.faults and initialize_result and isinstance(result, dict):
             result["protocolVersion"] = "2024-11-05"
+            changed = True
+        if "fixed-version" in self.faults and initialize_result and isinstance(result, dict):
+            result["protocolVersion"] = FIXED_VERSION
+            changed = True
+        if "fixed-version" in self.faults and isinstance(result, dict) and "supportedVersions" in result:
+            result["supportedVersions"] = list(reversed(ALL_REVISIONS))
             changed = True
         if "omits-result-type" in self.faults and isinstance(result, dict) and key in self.modern_ids:
             changed = result.pop("resultType", None) is not None or changed
