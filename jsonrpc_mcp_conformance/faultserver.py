@@ -8,6 +8,8 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``wrong-revision``         every initialize result says ``2024-11-05``, whatever was asked
 ``fixed-version``          every initialize result says ``2025-06-18``, while server/discover lists every
                            revision (as servers that list all the versions they speak do)
+``no-validation``          ``tools/call`` arguments of ``test_bounded`` are never checked against its
+                           inputSchema (emulated: they are dropped on the way in, so any value succeeds)
 ``resource-not-found-32002`` 2026-07-28 ``resources/read`` of a missing URI answers -32002 (legacy code)
 ``omits-result-type``      2026-07-28 results lose ``resultType``
 ``error-id-null``          error responses to readable requests carry ``id: null``
@@ -31,12 +33,12 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import orjson
 
-from jsonrpc_mcp import Context, Server, wire
+from jsonrpc_mcp import Arg, Context, Server, wire
 
 from .fixtures import ALL_REVISIONS
 
@@ -46,6 +48,7 @@ FAULTS = (
     "answers-notifications",
     "wrong-revision",
     "fixed-version",
+    "no-validation",
     "resource-not-found-32002",
     "omits-result-type",
     "error-id-null",
@@ -69,6 +72,15 @@ def create_server() -> Server:
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
+
+    @server.tool(annotations={"readOnlyHint": True})
+    def test_bounded(
+        count: Annotated[int, Arg("How many, 1 to 10", minimum=1, maximum=10)] = 1,
+        label: Annotated[str, Arg("A short label", maxLength=20)] = "",
+        mode: Annotated[str, Arg("fast or slow", enum=["fast", "slow"])] = "fast",
+    ) -> str:
+        """Arguments with bounds, a maximum length and an enum (the schema-bounds fixtures)."""
+        return f"{count} {label} {mode}"
 
     @server.tool()
     async def test_tool_with_progress(ctx: Context) -> str:
@@ -151,6 +163,8 @@ class FaultyStream:
                 continue
             self.request_ids.add(_key(item["id"]))
             params = item.get("params")
+            if "no-validation" in self.faults and _unchecked_call(item):
+                frame = orjson.dumps(value)  # the arguments were dropped: nothing is left to validate
             meta = params.get("_meta") if isinstance(params, dict) else None
             if isinstance(meta, dict) and meta.get(wire.PROTOCOL_VERSION) == MODERN:
                 self.modern_ids.add(_key(item["id"]))
@@ -226,6 +240,14 @@ class FaultyStream:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _unchecked_call(item: dict[str, Any]) -> bool:
+    """no-validation: drop the arguments of a ``tools/call`` of ``test_bounded`` (True when dropped)."""
+    params = item.get("params")
+    if item.get("method") != "tools/call" or not isinstance(params, dict):
+        return False
+    return params.get("name") == "test_bounded" and params.pop("arguments", None) is not None
 
 
 def _key(rid: Any) -> Any:

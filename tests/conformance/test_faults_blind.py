@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import anyio
 import pytest
 
+from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import FIXED_VERSION, create_server, serve_with_faults
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 SPEC = load_spec()
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _run(faults: list[str]) -> Run:
@@ -38,3 +41,28 @@ async def test_a_fixed_version_answer_fails_version_negotiation_for_every_listed
         )
         for revision in others
     }
+
+
+BOUNDS = [f.id for f in SPEC.fixtures if f.id.startswith("behaviour:tools:bounds-")]
+
+
+@pytest.mark.anyio
+async def test_a_server_that_never_validates_fails_exactly_the_schema_bounds_requirements() -> None:
+    assert len(BOUNDS) == 4
+    clean = await _run([])
+    assert {(v.id, v.revision) for v in clean.verdicts if v.id in BOUNDS and v.status == "pass"} == {
+        (rid, revision) for rid in BOUNDS for revision in REVISIONS
+    }
+    assert _failed(await _run(["no-validation"])) == {
+        (rid, revision) for rid in BOUNDS for revision in REVISIONS
+    }
+
+
+@pytest.mark.anyio
+async def test_the_memory_example_passes_the_bounds_of_recall() -> None:
+    server = load_target(str(ROOT / "examples" / "memory" / "server.py"))
+    with anyio.fail_after(60):
+        run = await check(InProcessTarget.from_server(server), only=BOUNDS, spec=SPEC)
+    assert [v.key for v in run.failures()] == []
+    passed = {v.id for v in run.verdicts if v.status == "pass"}
+    assert passed == {"behaviour:tools:bounds-maximum", "behaviour:tools:bounds-minimum"}
