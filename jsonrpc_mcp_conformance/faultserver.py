@@ -10,6 +10,8 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
                            revision (as servers that list all the versions they speak do)
 ``no-validation``          ``tools/call`` arguments of ``test_bounded`` are never checked against its
                            inputSchema (emulated: they are dropped on the way in, so any value succeeds)
+``repeats-page``           the first page of ``tools/list`` gets a ``nextCursor`` whose page is the first
+                           page again (every tool listed twice)
 ``resource-not-found-32002`` 2026-07-28 ``resources/read`` of a missing URI answers -32002 (legacy code)
 ``omits-result-type``      2026-07-28 results lose ``resultType``
 ``error-id-null``          error responses to readable requests carry ``id: null``
@@ -49,6 +51,7 @@ FAULTS = (
     "wrong-revision",
     "fixed-version",
     "no-validation",
+    "repeats-page",
     "resource-not-found-32002",
     "omits-result-type",
     "error-id-null",
@@ -61,6 +64,7 @@ FAULTS = (
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
 FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
+_REPEAT = "conformance-repeat"  # the repeats-page fault's cursor
 _SESSION = wire.SESSION_HEADER.encode("ascii")
 _SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
 
@@ -136,6 +140,7 @@ class FaultyStream:
         self.modern_ids: set[Any] = set()
         self.held: list[bytes] = []  # progress-after-result: progress notifications not sent yet
         self.request_ids: set[Any] = set()  # answers-cancelled: the ids of the requests received
+        self.first_pages: set[Any] = set()  # repeats-page: tools/list requests without a cursor
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -165,6 +170,12 @@ class FaultyStream:
             params = item.get("params")
             if "no-validation" in self.faults and _unchecked_call(item):
                 frame = orjson.dumps(value)  # the arguments were dropped: nothing is left to validate
+            if "repeats-page" in self.faults and item["method"] == "tools/list":
+                if isinstance(params, dict) and params.get("cursor") == _REPEAT:
+                    del params["cursor"]  # the "next" page is the first one again
+                    frame = orjson.dumps(value)
+                elif not isinstance(params, dict) or "cursor" not in params:
+                    self.first_pages.add(_key(item["id"]))
             meta = params.get("_meta") if isinstance(params, dict) else None
             if isinstance(meta, dict) and meta.get(wire.PROTOCOL_VERSION) == MODERN:
                 self.modern_ids.add(_key(item["id"]))
@@ -219,6 +230,10 @@ class FaultyStream:
             changed = True
         if "fixed-version" in self.faults and isinstance(result, dict) and "supportedVersions" in result:
             result["supportedVersions"] = list(reversed(ALL_REVISIONS))
+            changed = True
+        if key in self.first_pages and isinstance(result, dict) and "nextCursor" not in result:
+            self.first_pages.discard(key)  # (ids are reused: a later prompts/list is left alone)
+            result["nextCursor"] = _REPEAT
             changed = True
         if "omits-result-type" in self.faults and isinstance(result, dict) and key in self.modern_ids:
             changed = result.pop("resultType", None) is not None or changed

@@ -43,6 +43,7 @@ async def test_a_fixed_version_answer_fails_version_negotiation_for_every_listed
     }
 
 
+PAGINATION = "features:pagination:tools-list-complete"
 BOUNDS = [f.id for f in SPEC.fixtures if f.id.startswith("behaviour:tools:bounds-")]
 
 
@@ -66,3 +67,21 @@ async def test_the_memory_example_passes_the_bounds_of_recall() -> None:
     assert [v.key for v in run.failures()] == []
     passed = {v.id for v in run.verdicts if v.status == "pass"}
     assert passed == {"behaviour:tools:bounds-maximum", "behaviour:tools:bounds-minimum"}
+
+
+@pytest.mark.anyio
+async def test_a_cursor_back_to_the_first_page_fails_the_pagination_walk() -> None:
+    clean = await _run([])
+    assert {v.revision for v in clean.verdicts if v.id == PAGINATION and v.status == "pass"} == set(REVISIONS)
+    failed = _failed(await _run(["repeats-page"]))
+    assert {(PAGINATION, revision) for revision in REVISIONS} <= failed
+    unique = {  # every walk of tools/list that insists on each tool once
+        f.id
+        for f in SPEC.fixtures
+        if any(
+            s.get("paginate", {}).get("method") == "tools/list" and "unique" in s["paginate"] for s in f.steps
+        )
+    }
+    assert unique == {PAGINATION, "features:tools:name-format"}
+    ran = {(v.id, v.revision) for v in clean.verdicts if v.status == "pass"}
+    assert failed == {(rid, revision) for rid, revision in ran if rid in unique}
