@@ -425,9 +425,10 @@ async def _stream_step(
 
 def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) -> None:
     """Store values of an answer for later steps, in order. A capture is a dotted path (``*`` takes
-    every element), or ``{"path", "from", "where", "take", "reason"}``: the value at ``path`` (default
-    the whole) of the answer or of the variable ``from``; with ``where``, the first element of that
-    array (or entry ``{"key", "value"}`` of that object) matching the pattern; then ``take`` of it.
+    every element), or ``{"path", "from", "where", "prefer", "take", "reason"}``: the value at ``path``
+    (default the whole) of the answer or of the variable ``from``; with ``where``, the first element
+    of that array (or entry ``{"key", "value"}`` of that object) matching the pattern (or, first, one
+    matching a ``prefer`` pattern, tried in order); then ``take`` of it.
     When nothing is found the fixture is skipped, with ``reason`` when given."""
     for name, how in captures.items():
         spec = {"path": how} if isinstance(how, str) else dict(how)
@@ -439,8 +440,10 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
                 items = found if isinstance(found, list) else []
                 if isinstance(found, dict):
                     items = [{"key": key, "value": value} for key, value in found.items()]
-                pattern = substitute(spec["where"], variables)
-                chosen = [item for item in items if not match(item, pattern, variables)]
+                chosen: list[Any] = []
+                for pattern in [*spec.get("prefer", ()), spec["where"]]:  # the first that finds one
+                    pattern = substitute(pattern, variables)
+                    chosen = chosen or [item for item in items if not match(item, pattern, variables)]
                 found = chosen[0] if chosen else _OMIT
             if found is not _OMIT and "take" in spec:
                 found = select(found, str(spec["take"]))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
+from jsonrpc_mcp_conformance._channel import Abort
+from jsonrpc_mcp_conformance._steps import _capture
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = load_spec()
@@ -46,6 +49,25 @@ async def test_the_bounds_fixtures_find_a_tool_on_a_later_page() -> None:
     server = load_target(str(ROOT / "examples" / "memory" / "server.py"))
     server.page_size = 1  # recall, the read-only tool with a bounded limit, is on page 2
     with anyio.fail_after(60):
-        run = await check(InProcessTarget.from_server(server), only=["behaviour:tools:bounds-m*"], spec=SPEC)
+        run = await check(InProcessTarget.from_server(server), only=["features:tools:bounds-m*"], spec=SPEC)
     assert [v.key for v in run.failures()] == []
     assert sum(v.status == "pass" for v in run.verdicts) == 8  # maximum, minimum in 4 revisions
+
+
+def _mrtr_capture() -> dict[str, Any]:
+    fixture = SPEC.by_id()["behaviour:mrtr:input-required-shape"]
+    return next(s["capture"] for s in fixture.steps if "paginate" in s)
+
+
+def test_mrtr_fixtures_prefer_the_official_input_required_tool_and_fall_back() -> None:
+    official = {"name": "test_input_required_result_elicitation", "inputSchema": {"type": "object"}}
+    legacy = {"name": "test_elicitation", "inputSchema": {"type": "object"}}
+    variables: dict[str, Any] = {}
+    _capture({"result": {"tools": [legacy, official]}}, _mrtr_capture(), variables)
+    assert variables["tool"] == "test_input_required_result_elicitation"
+    _capture({"result": {"tools": [legacy]}}, _mrtr_capture(), variables)
+    assert variables["tool"] == "test_elicitation"
+    with pytest.raises(Abort) as caught:
+        _capture({"result": {"tools": []}}, _mrtr_capture(), variables)
+    assert caught.value.status == "skip"
+    assert "test_input_required_result_elicitation" in caught.value.problems[0]

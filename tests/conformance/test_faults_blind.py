@@ -44,7 +44,7 @@ async def test_a_fixed_version_answer_fails_version_negotiation_for_every_listed
 
 
 PAGINATION = "features:pagination:tools-list-complete"
-BOUNDS = [f.id for f in SPEC.fixtures if f.id.startswith("behaviour:tools:bounds-")]
+BOUNDS = [f.id for f in SPEC.fixtures if f.id.startswith("features:tools:bounds-")]
 
 
 @pytest.mark.anyio
@@ -66,7 +66,7 @@ async def test_the_memory_example_passes_the_bounds_of_recall() -> None:
         run = await check(InProcessTarget.from_server(server), only=BOUNDS, spec=SPEC)
     assert [v.key for v in run.failures()] == []
     passed = {v.id for v in run.verdicts if v.status == "pass"}
-    assert passed == {"behaviour:tools:bounds-maximum", "behaviour:tools:bounds-minimum"}
+    assert passed == {"features:tools:bounds-maximum", "features:tools:bounds-minimum"}
 
 
 @pytest.mark.anyio
