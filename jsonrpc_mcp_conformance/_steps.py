@@ -178,6 +178,10 @@ async def _expect_message(
     passed: list[Seen] = []
     try:
         await _find_message(channel, pattern, where, step, variables, timeout, deadline, passed)
+    except Abort as abort:
+        if "setup" in step and abort.status == FAIL and abort.actual:  # (not a closed connection)
+            raise Abort(SKIP, [f"not applicable: {step['setup']} ({abort.problems[0]})"]) from None
+        raise
     finally:
         channel.pending[:0] = passed
 
@@ -323,7 +327,9 @@ async def _http_step(
     """One HTTP exchange with exact method, headers and body; ``expect`` is matched against
     ``{"status", "headers", "content_type", "text", "messages", "body", "responses", "events",
     "event_ids", "ended"}`` (``body``: the JSON body, or the JSON-RPC response of an SSE body; absent
-    when empty). Streams are read with bounds (:func:`_stream_step`)."""
+    when empty). Streams are read with bounds (:func:`_stream_step`). With ``setup: reason`` a 2xx
+    answer that does not match ``expect`` skips the fixture with that reason (its setup did not
+    happen, e.g. a server request sent on another stream) instead of failing it."""
     exchange = getattr(channel.conn, "exchange", None)
     if exchange is None:
         raise Abort(SKIP, ["not applicable: an HTTP exchange needs the http transport"])
@@ -363,7 +369,12 @@ async def _http_step(
     if "skip_if" in spec and not match(subject, substitute(spec["skip_if"], variables), variables):
         reason = spec.get("skip_reason", f"the server answered {reply.status}")
         raise Abort(SKIP, [f"not applicable: {reason}"])
-    _expect_http_subject(subject, substitute(spec.get("expect", {}), variables), variables)
+    try:
+        _expect_http_subject(subject, substitute(spec.get("expect", {}), variables), variables)
+    except Abort as abort:
+        if "setup" in spec and 200 <= reply.status < 300:  # answered, but not with what the fixture needs
+            raise Abort(SKIP, [f"not applicable: {spec['setup']} ({'; '.join(abort.problems)})"]) from None
+        raise
     _capture(subject, spec.get("capture", {}), variables)
     for name, path in spec.get("capture_optional", {}).items():
         with contextlib.suppress(KeyError):
