@@ -16,8 +16,8 @@ import anyio
 from jsonrpc_mcp import wire
 
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, SKIP, Abort, Channel, Seen, _dump, _is_response
-from ._variables import initialize_request, substitute
-from .fixtures import Fixture, expand_revisions
+from ._variables import base_variables, initialize_request, substitute
+from .fixtures import MODERN_REVISIONS, Fixture, expand_revisions
 from .match import _short, json_equal, match, select
 
 
@@ -118,12 +118,33 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                 raise Abort(
                     FAIL, [f"still running {within:g} s after its input was closed"], "exit", "running"
                 )
-        elif "paginate" in step:
-            await _paginate(step["paginate"], channel, variables, timeout)
+        elif "paginate" in step:  # walks every page; ``capture`` reads ``{"result": {items: all}}``
+            items = await _paginate(step["paginate"], channel, variables, timeout)
+            _capture({"result": {step["paginate"]["items"]: items}}, step.get("capture", {}), variables)
         elif "http" in step:
             await _http_step(step["http"], channel, variables, timeout)
         else:
             raise Abort(ERROR, [f"unknown step {sorted(step)}"])
+
+
+async def advertised_versions(channel: Channel) -> list[Any]:
+    """The ``supportedVersions`` the server lists in its ``server/discover`` answer ([] when it has
+    none). Asked in a legacy session whose ``initialize`` was answered with another version than the
+    one requested: a revision the server lists is one it supports, so answering it with another
+    version fails version negotiation (it is not "not supported"). The answer is no fixture's: no
+    invariant judges it."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": "conformance-discover-versions",
+        "method": wire.DISCOVER,
+        "params": {"_meta": base_variables(MODERN_REVISIONS[-1])["meta"]},
+    }
+    await channel.send(_dump(request))
+    answer = await channel.next_response(channel.options.timeout)
+    channel.log[:] = [seen for seen in channel.log if seen.value is not answer]
+    result = answer.get("result") if isinstance(answer, dict) else None
+    versions = result.get("supportedVersions") if isinstance(result, dict) else None
+    return list(versions) if isinstance(versions, list) else []
 
 
 def _items(seen: Seen) -> list[Any]:
@@ -157,6 +178,10 @@ async def _expect_message(
     passed: list[Seen] = []
     try:
         await _find_message(channel, pattern, where, step, variables, timeout, deadline, passed)
+    except Abort as abort:
+        if "setup" in step and abort.status == FAIL and abort.actual:  # (not a closed connection)
+            raise Abort(SKIP, [f"not applicable: {step['setup']} ({abort.problems[0]})"]) from None
+        raise
     finally:
         channel.pending[:0] = passed
 
@@ -243,7 +268,9 @@ def _expect_http_subject(subject: dict[str, Any], pattern: Any, variables: dict[
 
 async def _paginate(
     spec: dict[str, Any], channel: Channel, variables: dict[str, Any], timeout: float
-) -> None:
+) -> list[Any]:
+    """Follow ``nextCursor`` from the first page to the last (at most ``max_pages``); the items of
+    every page, in order."""
     seen: list[Any] = []
     same: dict[str, Any] = {}  # "same": result members every page must carry with one value
     cursor: Any = _OMIT
@@ -291,6 +318,7 @@ async def _paginate(
         problems = match(seen, {"$each": spec["each"]}, variables)
         if problems:
             raise Abort(FAIL, problems, _short(spec["each"], 400), _short(seen, 400))
+    return seen
 
 
 async def _http_step(
@@ -299,7 +327,9 @@ async def _http_step(
     """One HTTP exchange with exact method, headers and body; ``expect`` is matched against
     ``{"status", "headers", "content_type", "text", "messages", "body", "responses", "events",
     "event_ids", "ended"}`` (``body``: the JSON body, or the JSON-RPC response of an SSE body; absent
-    when empty). Streams are read with bounds (:func:`_stream_step`)."""
+    when empty). Streams are read with bounds (:func:`_stream_step`). With ``setup: reason`` a 2xx
+    answer that does not match ``expect`` skips the fixture with that reason (its setup did not
+    happen, e.g. a server request sent on another stream) instead of failing it."""
     exchange = getattr(channel.conn, "exchange", None)
     if exchange is None:
         raise Abort(SKIP, ["not applicable: an HTTP exchange needs the http transport"])
@@ -339,7 +369,12 @@ async def _http_step(
     if "skip_if" in spec and not match(subject, substitute(spec["skip_if"], variables), variables):
         reason = spec.get("skip_reason", f"the server answered {reply.status}")
         raise Abort(SKIP, [f"not applicable: {reason}"])
-    _expect_http_subject(subject, substitute(spec.get("expect", {}), variables), variables)
+    try:
+        _expect_http_subject(subject, substitute(spec.get("expect", {}), variables), variables)
+    except Abort as abort:
+        if "setup" in spec and 200 <= reply.status < 300:  # answered, but not with what the fixture needs
+            raise Abort(SKIP, [f"not applicable: {spec['setup']} ({'; '.join(abort.problems)})"]) from None
+        raise
     _capture(subject, spec.get("capture", {}), variables)
     for name, path in spec.get("capture_optional", {}).items():
         with contextlib.suppress(KeyError):
@@ -401,9 +436,10 @@ async def _stream_step(
 
 def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) -> None:
     """Store values of an answer for later steps, in order. A capture is a dotted path (``*`` takes
-    every element), or ``{"path", "from", "where", "take", "reason"}``: the value at ``path`` (default
-    the whole) of the answer or of the variable ``from``; with ``where``, the first element of that
-    array (or entry ``{"key", "value"}`` of that object) matching the pattern; then ``take`` of it.
+    every element), or ``{"path", "from", "where", "prefer", "take", "reason"}``: the value at ``path``
+    (default the whole) of the answer or of the variable ``from``; with ``where``, the first element
+    of that array (or entry ``{"key", "value"}`` of that object) matching the pattern (or, first, one
+    matching a ``prefer`` pattern, tried in order); then ``take`` of it.
     When nothing is found the fixture is skipped, with ``reason`` when given."""
     for name, how in captures.items():
         spec = {"path": how} if isinstance(how, str) else dict(how)
@@ -415,8 +451,10 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
                 items = found if isinstance(found, list) else []
                 if isinstance(found, dict):
                     items = [{"key": key, "value": value} for key, value in found.items()]
-                pattern = substitute(spec["where"], variables)
-                chosen = [item for item in items if not match(item, pattern, variables)]
+                chosen: list[Any] = []
+                for pattern in [*spec.get("prefer", ()), spec["where"]]:  # the first that finds one
+                    pattern = substitute(pattern, variables)
+                    chosen = chosen or [item for item in items if not match(item, pattern, variables)]
                 found = chosen[0] if chosen else _OMIT
             if found is not _OMIT and "take" in spec:
                 found = select(found, str(spec["take"]))

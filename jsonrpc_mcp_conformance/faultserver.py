@@ -6,6 +6,12 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 
 ``answers-notifications``  answers every notification with ``{"id": null, "result": {}}``
 ``wrong-revision``         every initialize result says ``2024-11-05``, whatever was asked
+``fixed-version``          every initialize result says ``2025-06-18``, while server/discover lists every
+                           revision (as servers that list all the versions they speak do)
+``no-validation``          ``tools/call`` arguments of ``test_bounded`` are never checked against its
+                           inputSchema (emulated: they are dropped on the way in, so any value succeeds)
+``repeats-page``           the first page of ``tools/list`` gets a ``nextCursor`` whose page is the first
+                           page again (every tool listed twice)
 ``resource-not-found-32002`` 2026-07-28 ``resources/read`` of a missing URI answers -32002 (legacy code)
 ``omits-result-type``      2026-07-28 results lose ``resultType``
 ``error-id-null``          error responses to readable requests carry ``id: null``
@@ -29,18 +35,23 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import orjson
 
-from jsonrpc_mcp import Context, Server, wire
+from jsonrpc_mcp import Arg, Context, Server, wire
+
+from .fixtures import ALL_REVISIONS
 
 __all__ = ["FAULTS", "HTTP_FAULTS", "FaultyStream", "create_server", "http_app", "serve_with_faults"]
 
 FAULTS = (
     "answers-notifications",
     "wrong-revision",
+    "fixed-version",
+    "no-validation",
+    "repeats-page",
     "resource-not-found-32002",
     "omits-result-type",
     "error-id-null",
@@ -52,6 +63,8 @@ FAULTS = (
 )
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
+FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
+_REPEAT = "conformance-repeat"  # the repeats-page fault's cursor
 _SESSION = wire.SESSION_HEADER.encode("ascii")
 _SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
 
@@ -63,6 +76,15 @@ def create_server() -> Server:
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
+
+    @server.tool(annotations={"readOnlyHint": True})
+    def test_bounded(
+        count: Annotated[int, Arg("How many, 1 to 10", minimum=1, maximum=10)] = 1,
+        label: Annotated[str, Arg("A short label", maxLength=20)] = "",
+        mode: Annotated[str, Arg("fast or slow", enum=["fast", "slow"])] = "fast",
+    ) -> str:
+        """Arguments with bounds, a maximum length and an enum (the schema-bounds fixtures)."""
+        return f"{count} {label} {mode}"
 
     @server.tool()
     async def test_tool_with_progress(ctx: Context) -> str:
@@ -118,6 +140,7 @@ class FaultyStream:
         self.modern_ids: set[Any] = set()
         self.held: list[bytes] = []  # progress-after-result: progress notifications not sent yet
         self.request_ids: set[Any] = set()  # answers-cancelled: the ids of the requests received
+        self.first_pages: set[Any] = set()  # repeats-page: tools/list requests without a cursor
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -145,6 +168,14 @@ class FaultyStream:
                 continue
             self.request_ids.add(_key(item["id"]))
             params = item.get("params")
+            if "no-validation" in self.faults and _unchecked_call(item):
+                frame = orjson.dumps(value)  # the arguments were dropped: nothing is left to validate
+            if "repeats-page" in self.faults and item["method"] == "tools/list":
+                if isinstance(params, dict) and params.get("cursor") == _REPEAT:
+                    del params["cursor"]  # the "next" page is the first one again
+                    frame = orjson.dumps(value)
+                elif not isinstance(params, dict) or "cursor" not in params:
+                    self.first_pages.add(_key(item["id"]))
             meta = params.get("_meta") if isinstance(params, dict) else None
             if isinstance(meta, dict) and meta.get(wire.PROTOCOL_VERSION) == MODERN:
                 self.modern_ids.add(_key(item["id"]))
@@ -194,6 +225,16 @@ class FaultyStream:
         if "wrong-revision" in self.faults and initialize_result and isinstance(result, dict):
             result["protocolVersion"] = "2024-11-05"
             changed = True
+        if "fixed-version" in self.faults and initialize_result and isinstance(result, dict):
+            result["protocolVersion"] = FIXED_VERSION
+            changed = True
+        if "fixed-version" in self.faults and isinstance(result, dict) and "supportedVersions" in result:
+            result["supportedVersions"] = list(reversed(ALL_REVISIONS))
+            changed = True
+        if key in self.first_pages and isinstance(result, dict) and "nextCursor" not in result:
+            self.first_pages.discard(key)  # (ids are reused: a later prompts/list is left alone)
+            result["nextCursor"] = _REPEAT
+            changed = True
         if "omits-result-type" in self.faults and isinstance(result, dict) and key in self.modern_ids:
             changed = result.pop("resultType", None) is not None or changed
         not_found = (
@@ -214,6 +255,14 @@ class FaultyStream:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _unchecked_call(item: dict[str, Any]) -> bool:
+    """no-validation: drop the arguments of a ``tools/call`` of ``test_bounded`` (True when dropped)."""
+    params = item.get("params")
+    if item.get("method") != "tools/call" or not isinstance(params, dict):
+        return False
+    return params.get("name") == "test_bounded" and params.pop("arguments", None) is not None
 
 
 def _key(rid: Any) -> Any:

@@ -238,7 +238,12 @@ def _request(
     where: Endpoint, method: str, headers: Mapping[str, str], body: bytes | None
 ) -> tuple[h11.Connection, bytes]:
     """A client connection for one request to ``where`` (closed after it), and the request's bytes."""
-    request_headers = [("host", where.host_header), ("connection", "close"), *headers.items()]
+    host = headers.get("host", where.host_header)  # a fixture may send another Host (DNS rebinding)
+    request_headers = [
+        ("host", host),
+        ("connection", "close"),
+        *(i for i in headers.items() if i[0] != "host"),
+    ]
     if body is not None:
         request_headers.append(("content-length", str(len(body))))
     conn = h11.Connection(h11.CLIENT)

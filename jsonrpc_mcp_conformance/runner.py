@@ -24,7 +24,7 @@ from ._channel import sent_request_ids as sent_request_ids
 from ._invariants import judge_invariant, load_message_schema
 from ._steps import _expect_message as _expect_message
 from ._steps import _paginate as _paginate
-from ._steps import _run_steps
+from ._steps import _run_steps, advertised_versions
 from ._steps import _tamper as _tamper
 from ._variables import base_variables, initialize_request, target_variables, why_unknown
 from .fixtures import LEGACY_REVISIONS, MODERN_REVISIONS, TRANSPORT_REVISIONS, Fixture, Spec
@@ -144,6 +144,8 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
     await channel.send(_dump({"jsonrpc": "2.0", "method": wire.INITIALIZED}))
     await channel.probe(variables)  # anything stray the handshake caused is drained (invariants judge it)
     negotiated = result.get("protocolVersion")
+    if negotiated != revision and revision in await advertised_versions(channel):  # fails negotiation
+        return True, f"initialize answered protocolVersion {negotiated!r}; server/discover lists {revision}"
     return negotiated == revision, f"initialize answered protocolVersion {negotiated!r}"
 
 
