@@ -66,6 +66,19 @@ def _is_response(value: Any) -> bool:
     return isinstance(value, dict) and "method" not in value and ("result" in value or "error" in value)
 
 
+def _is_message(value: Any) -> bool:
+    """A JSON-RPC message or a batch of them (judged loosely: the invariants judge the details)."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(item, dict) and "jsonrpc" in item for item in value)
+    return isinstance(value, dict) and "jsonrpc" in value
+
+
+def _show(frame: bytes, limit: int = 200) -> str:
+    """A frame as text for a report: decoded, cut at ``limit`` characters, quoted."""
+    text = frame.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def _dump(value: Any) -> bytes:
     return orjson.dumps(value)
 
@@ -111,6 +124,13 @@ class Channel:
         self._partial = b""
         self.streams: dict[str, Any] = {}  # HTTP responses still being read (``http`` steps' ``keep``)
         self.pending: list[Seen] = []  # responses ``expect_message`` passed over, read again first
+        self.junk: list[bytes] = []  # the latest frames that were no JSON-RPC message (last 3)
+
+    def conn_timeout(self, timeout: float | None) -> None:
+        """Let a connection whose sends wait for their answers (HTTP) wait ``timeout`` s (the
+        handshake's), or again its own once ``None``."""
+        if hasattr(self.conn, "send_timeout"):
+            self.conn.send_timeout = timeout
 
     async def close_streams(self) -> None:
         """Close the responses ``http`` steps kept open (a fixture's streams end with it)."""
@@ -162,19 +182,39 @@ class Channel:
             seen.value = orjson.loads(frame)
         except orjson.JSONDecodeError:
             seen.parsed = False
+        if not seen.parsed or not _is_message(seen.value):
+            self.junk = [*self.junk[-2:], frame]
         self.log.append(seen)
         return seen
+
+    def diagnosis(self) -> str:
+        """What the server did instead of answering: the lines it wrote that were no JSON-RPC, and
+        what the connection knows (a stdio server's exit status and stderr, an HTTP answer that was
+        no MCP answer); empty when there is nothing to say."""
+        parts: list[str] = []
+        if self.junk:
+            shown = "; ".join(_show(frame) for frame in self.junk)
+            parts.append(f"the server wrote what is no JSON-RPC message: {shown}")
+        describe = getattr(self.conn, "diagnosis", None)
+        if describe is not None:
+            said = describe()
+            if said:
+                parts.append(said)
+        return "; ".join(parts)
 
     async def next_response(self, timeout: float, preceding: list[Any] | None = None) -> Any:
         """The next response (or batch answer), skipping notifications, server requests and junk
         (the messages skipped are appended to ``preceding`` when given)."""
         deadline = anyio.current_time() + timeout
+        self.junk = []
         while True:
             remaining = deadline - anyio.current_time()
             try:
                 seen = await self.next(max(remaining, 0))
             except EOFError as exc:
-                raise Abort(FAIL, [f"connection closed while waiting for a response: {exc}"]) from None
+                junk = self.diagnosis() if self.junk else ""
+                problem = f"connection closed while waiting for a response: {exc}"
+                raise Abort(FAIL, [f"{problem}; {junk}" if junk else problem]) from None
             if seen is None:
                 return _OMIT
             if seen.parsed and _is_response(seen.value):

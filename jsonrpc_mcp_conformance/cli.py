@@ -30,12 +30,13 @@ from .baseline import BaselineError, apply_baseline, load_baseline
 from .fixtures import ALL_REVISIONS, FixtureError, load_spec, select_ids
 from .httptarget import HttpTarget
 from .report import summary, to_json, to_junit, to_text
-from .runner import Options, Run, run_conformance
+from .runner import HANDSHAKE_ID, Options, Run, run_conformance
 from .targets import StdioTarget, Target
 
 __all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "command", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_FIXTURES = 0, 1, 2, 3, 4
+DEFAULT_TIMEOUT, DEFAULT_STARTUP_TIMEOUT = 5.0, 30.0  # seconds: each response; start-up + handshake
 
 
 class UsageError(Exception):
@@ -75,7 +76,17 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     parser.add_argument(
         "--spec-dir", type=Path, help="fixtures directory (default: the fixtures shipped with the harness)"
     )
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each response")
+    # timing and diagnostics (issue 13, items 2 and 3)
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="seconds to wait for each response (default 5)"
+    )
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for the server to start and answer its handshake "
+        "(default 30, or --timeout's if given)",
+    )
     parser.add_argument(
         "--format", choices=["text", "json", "junit"], default="text", help="stdout report format"
     )
@@ -204,7 +215,7 @@ def _http_target(
 
 
 def exit_code(run: Run) -> int:
-    ran = [v for v in run.verdicts if v.status != "skip"]
+    ran = [v for v in run.verdicts if v.status != "skip" and v.id != HANDSHAKE_ID]
     if not ran and not any(r.supported for r in run.revisions):
         return EXIT_UNREACHABLE
     return EXIT_FAILED if summary(run)["failed"] else EXIT_OK
@@ -215,6 +226,10 @@ def main(
 ) -> int:
     out = out or sys.stdout
     args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
+    if args.startup_timeout is None:  # a --timeout given says how long this server may take: all of it
+        args.startup_timeout = DEFAULT_STARTUP_TIMEOUT if args.timeout is None else args.timeout
+    if args.timeout is None:
+        args.timeout = DEFAULT_TIMEOUT
     try:
         target = _target(args)
         expected = load_baseline(args.expected_failures) if args.expected_failures else []
@@ -227,7 +242,12 @@ def main(
         print(f"conformance: the fixtures are inconsistent:\n{exc}", file=sys.stderr)
         return EXIT_FIXTURES
     fixtures = select_ids(spec.fixtures, args.only, args.skip)
-    options = Options(revisions=args.revision, timeout=args.timeout, schema_dir=args.schema_dir)
+    options = Options(
+        revisions=args.revision,
+        timeout=args.timeout,
+        schema_dir=args.schema_dir,
+        startup_timeout=args.startup_timeout,
+    )
     try:
         run = anyio.run(run_conformance, target, spec, fixtures, options)
     except OSError as exc:

@@ -77,6 +77,12 @@ class Options:
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
     schema_dir: Path | None = None
     exit_timeout: float = 3.0
+    # spawning the server and the handshake (initialize / server/discover); None: ``timeout``
+    startup_timeout: float | None = None
+
+    @property
+    def handshake_timeout(self) -> float:
+        return self.timeout if self.startup_timeout is None else max(self.startup_timeout, self.timeout)
 
 
 @dataclass
@@ -84,6 +90,7 @@ class RevisionRun:
     revision: str
     supported: bool
     detail: str = ""
+    advertised: list[str] = field(default_factory=list)  # revisions its handshake said the server speaks
 
 
 @dataclass
@@ -103,16 +110,30 @@ def _actual(answer: Any) -> str:
     return _NOTHING if answer is _OMIT else _short(answer)
 
 
-def _describe_answer(answer: Any, timeout: float) -> str:
-    return _short(answer) if answer is not _OMIT else f"{_NOTHING} within {timeout:g} s"
+def _describe_answer(answer: Any, timeout: float, channel: Channel | None = None) -> str:
+    if answer is not _OMIT:
+        return _short(answer)
+    said = channel.diagnosis() if channel is not None else ""
+    return f"{_NOTHING} within {timeout:g} s" + (f" ({said})" if said else "")
 
 
 async def _open_session(channel: Channel, revision: str, variables: dict[str, Any]) -> tuple[bool, str]:
     """Legacy: initialize + initialized. Modern: server/discover. Returns (supported, detail): the
     session is open, and the server does or does not speak ``revision``. Raises :class:`Abort` when
     no session could be opened (no answer in time, an error, a broken connection): the caller must
-    then close the connection, whatever it may still send being no answer to any fixture."""
-    timeout = channel.options.timeout
+    then close the connection, whatever it may still send being no answer to any fixture. The
+    handshake is given ``Options.handshake_timeout`` (a server still starting is no fault)."""
+    timeout = channel.options.handshake_timeout
+    channel.conn_timeout(timeout)
+    try:
+        return await _handshake(channel, revision, variables, timeout)
+    finally:
+        channel.conn_timeout(None)
+
+
+async def _handshake(
+    channel: Channel, revision: str, variables: dict[str, Any], timeout: float
+) -> tuple[bool, str]:
     if revision in MODERN_REVISIONS:
         request = {
             "jsonrpc": "2.0",
@@ -125,18 +146,22 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
         if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
             raise Abort(
                 ERROR,
-                [f"server/discover answered {_describe_answer(answer, timeout)}"],
+                [f"server/discover answered {_describe_answer(answer, timeout, channel)}"],
                 actual=_actual(answer),
             )
         result = answer["result"]
         variables["capabilities"] = result.get("capabilities", {})
         versions = result.get("supportedVersions", [])
+        if isinstance(versions, list):
+            variables["advertised"] = [v for v in versions if isinstance(v, str)]
         return revision in versions, f"supportedVersions {versions}"
     await channel.send(_dump(initialize_request(revision)))
     answer = await channel.next_response(timeout)
     if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
         raise Abort(
-            ERROR, [f"initialize answered {_describe_answer(answer, timeout)}"], actual=_actual(answer)
+            ERROR,
+            [f"initialize answered {_describe_answer(answer, timeout, channel)}"],
+            actual=_actual(answer),
         )
     result = answer["result"]
     variables["capabilities"] = result.get("capabilities", {})
@@ -144,6 +169,8 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
     await channel.send(_dump({"jsonrpc": "2.0", "method": wire.INITIALIZED}))
     await channel.probe(variables)  # anything stray the handshake caused is drained (invariants judge it)
     negotiated = result.get("protocolVersion")
+    if isinstance(negotiated, str):
+        variables["advertised"] = [negotiated]
     return negotiated == revision, f"initialize answered protocolVersion {negotiated!r}"
 
 
@@ -194,6 +221,10 @@ async def _run_fixture(
     except Abort as abort:
         verdict.status = abort.status
         verdict.problems = abort.problems
+        if abort.status in (FAIL, ERROR) and abort.actual == _NOTHING:
+            said = channel.diagnosis()  # what came instead of an answer, if anything
+            if said:
+                verdict.problems = [*abort.problems, said]
         verdict.expected = abort.expected
         verdict.actual = abort.actual
         if abort.status == SKIP:
@@ -201,6 +232,32 @@ async def _run_fixture(
             verdict.problems = []
     verdict.seconds = time.perf_counter() - started
     return verdict
+
+
+HANDSHAKE_ID = "lifecycle:session:open"
+
+
+def handshake_error(revision: str, transport: str, why: str, actual: str = "") -> Verdict:
+    """The one ERROR of a revision whose session could not be opened (not a failure of each
+    requirement: none of them could be checked)."""
+    fixture = Fixture(
+        id=HANDSHAKE_ID,
+        title="a session of the revision can be opened (the handshake completes)",
+        level="MUST",
+        revisions=(revision,),
+        transports=(transport,),
+        spec={
+            "url": "https://modelcontextprotocol.io/specification/{revision}/basic/lifecycle"
+            if revision in LEGACY_REVISIONS
+            else "https://modelcontextprotocol.io/specification/{revision}/server/discover",
+            "quote": "The initialization phase MUST be the first interaction between client and server."
+            if revision in LEGACY_REVISIONS
+            else "Servers MUST respond to server/discover with the protocol versions they support.",
+        },
+        file="",
+        area="lifecycle",
+    )
+    return Verdict(HANDSHAKE_ID, revision, transport, ERROR, fixture, [why], actual=actual)
 
 
 async def _run_revision(
@@ -262,19 +319,30 @@ async def _run_revision(
             await close_session()
             raise Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual) from None
         open_failures.clear()
+        for version in variables.pop("advertised", []):
+            if version not in info.advertised:
+                info.advertised.append(version)
         if not info.detail or (supported and not info.supported):
             info.detail = detail
         info.supported = info.supported or supported
         return channel
 
     try:
+        failure: Abort | None = None
         try:
             await open_session()
         except Abort as abort:
+            failure = abort
             if abort.actual == _NOTHING:  # a handshake lost to load says nothing of the revision: again
-                with contextlib.suppress(Abort):
+                try:
                     await open_session()
+                    failure = None
+                except Abort as again:
+                    failure = again
         if not info.supported and not explicit:
+            if failure is not None and failure.actual in ("", _NOTHING):
+                # no answer at all, or the connection broke: a server must answer its handshake
+                return info, [handshake_error(revision, transport, info.detail, failure.actual)]
             return info, []
         for fixture in session_fixtures:
             if channel is None:
@@ -350,10 +418,19 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
             tg.start_soon(one, revision)
     verdicts: list[Verdict] = []
     infos: list[RevisionRun] = []
+    advertised = {version: r for r in revisions for version in results[r][0].advertised}
     for revision in revisions:
         info, vs = results[revision]
         infos.append(info)
         verdicts.extend(vs)
+        applicable = revision in TRANSPORT_REVISIONS.get(target.transport, every)
+        erred = any(v.id == HANDSHAKE_ID for v in vs)
+        if applicable and not info.supported and revision in advertised and not erred:
+            why = (
+                f"the server advertised {revision} (answering the {advertised[revision]} handshake) "
+                f"but a session of it could not be opened: {info.detail}"
+            )
+            verdicts.append(handshake_error(revision, target.transport, why))
     return Run(
         target=target.description,
         transport=target.transport,

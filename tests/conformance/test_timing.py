@@ -1,0 +1,100 @@
+"""The timing model: start-up and handshake get their own (generous) timeout, a failed handshake is one
+ERROR of its revision (never failures of unrelated requirements), and a revision the server advertised
+that cannot be opened is an error that fails the run."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, main
+from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID
+
+pytestmark = pytest.mark.anyio
+
+SPEC = load_spec(check=False)
+PICKY = Path(__file__).resolve().parent / "servers" / "picky.py"
+REVISION = "2025-11-25"
+PINGS = ["lifecycle:ping:after-initialize", "jsonrpc:id:integer", "jsonrpc:id:string"]
+
+
+def picky(*options: str) -> StdioTarget:
+    return StdioTarget([sys.executable, str(PICKY), *options])
+
+
+async def run(
+    target: StdioTarget, *, explicit: bool = True, timeout: float = 5.0, startup_timeout: float | None = None
+) -> Run:
+    with anyio.fail_after(60):
+        return await check(
+            target,
+            revisions=[REVISION] if explicit else None,
+            only=PINGS,
+            spec=SPEC,
+            timeout=timeout,
+            startup_timeout=startup_timeout,
+        )
+
+
+def statuses(run: Run, revision: str = REVISION) -> dict[str, str]:
+    return {v.id: v.status for v in run.verdicts if v.revision == revision}
+
+
+async def test_a_slow_start_within_the_startup_timeout_passes() -> None:
+    result = await run(picky("--slow-start", "1.5"), timeout=0.5, startup_timeout=20)
+    assert statuses(result) == dict.fromkeys(PINGS, "pass")
+
+
+async def test_a_slow_start_beyond_the_response_timeout_alone_is_an_error_not_a_failure() -> None:
+    # the control of the test above: without the start-up timeout the same server is not checked
+    result = await run(picky("--slow-start", "1.5"), timeout=0.3)
+    assert set(statuses(result).values()) == {"error"}
+
+
+async def test_a_handshake_that_times_out_is_one_error_per_revision() -> None:
+    result = await run(picky("--slow-start", "3"), explicit=False, timeout=0.3)
+    legacy = {r.revision for r in result.revisions if r.revision != "2026-07-28"}
+    assert legacy and not any(r.supported for r in result.revisions)
+    by_revision: dict[str, list[str]] = {}
+    for verdict in result.verdicts:
+        by_revision.setdefault(verdict.revision, []).append(verdict.id)
+        assert verdict.status == "error"
+        assert "answered nothing within 0.3 s" in verdict.problems[0]
+    assert by_revision == {revision: [HANDSHAKE_ID] for revision in by_revision}
+    assert legacy <= set(by_revision)
+
+
+async def test_an_advertised_revision_that_cannot_be_opened_is_an_error() -> None:
+    result = await run(picky("--refuse", "2025-06-18"), explicit=False)
+    assert statuses(result) == dict.fromkeys(PINGS, "pass")
+    refused = [v for v in result.verdicts if v.revision == "2025-06-18"]
+    assert [(v.id, v.status) for v in refused] == [(HANDSHAKE_ID, "error")]
+    assert "advertised 2025-06-18" in refused[0].problems[0]
+    assert result.failures() == refused
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main([*args], out=out), out.getvalue()
+
+
+def test_the_cli_fails_a_run_whose_advertised_revision_cannot_be_opened() -> None:
+    only = [item for ping in PINGS for item in ("--only", ping)]
+    code, text = _cli(*only, "stdio", "--", sys.executable, str(PICKY), "--refuse", "2025-06-18")
+    assert code == EXIT_FAILED, text
+    assert f"ERROR {HANDSHAKE_ID} [2025-06-18" in text
+    assert "spec: https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle" in text
+    code, text = _cli(*only, "stdio", "--", sys.executable, str(PICKY))
+    assert code == EXIT_OK, text
+
+
+def test_the_cli_startup_timeout_is_separate_from_the_response_timeout() -> None:
+    argv = ["--revision", REVISION, "--only", PINGS[0], "--timeout", "0.5"]
+    command = ["--", sys.executable, str(PICKY), "--slow-start", "1.5"]
+    assert _cli(*argv, "--startup-timeout", "20", "stdio", *command)[0] == EXIT_OK
+    assert _cli(*argv, "stdio", *command)[0] == EXIT_FAILED  # --timeout alone bounds the start-up too
