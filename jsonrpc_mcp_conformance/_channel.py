@@ -35,7 +35,19 @@ __all__ = [
 ]
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
-_OMIT = object()  # an absent value (a variable that omits its key, no answer at all)
+
+
+class _Absent:
+    """The type of ``_OMIT``: shown as a word in reports, never as ``<object object at 0x...>``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+_OMIT = _Absent()  # an absent value (a variable that omits its key, no answer at all)
+_TRANSCRIPT = 40  # frames a channel keeps for the report of a failure
 _NOTHING = "nothing"  # Abort.actual when the server did not answer at all
 
 
@@ -48,6 +60,7 @@ class Abort(Exception):
         self.problems = problems
         self.expected = expected
         self.actual = actual
+        self.frames: list[str] = []  # the transcript, when the fixture's channel is gone
 
 
 @dataclass
@@ -77,6 +90,12 @@ def _show(frame: bytes, limit: int = 200) -> str:
     """A frame as text for a report: decoded, cut at ``limit`` characters, quoted."""
     text = frame.decode("utf-8", "replace")
     return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _text(frame: bytes, limit: int = 600) -> str:
+    """A frame as a transcript shows it: decoded, cut at ``limit`` characters."""
+    text = frame.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _dump(value: Any) -> bytes:
@@ -125,6 +144,13 @@ class Channel:
         self.streams: dict[str, Any] = {}  # HTTP responses still being read (``http`` steps' ``keep``)
         self.pending: list[Seen] = []  # responses ``expect_message`` passed over, read again first
         self.junk: list[bytes] = []  # the latest frames that were no JSON-RPC message (last 3)
+        self.transcript: list[str] = []  # "> sent" and "< received" lines, for a failure's report
+
+    def note(self, direction: str, text: str) -> None:
+        """One line of the transcript (``>`` sent, ``<`` received), the latest kept."""
+        for line in text.splitlines() or [""]:
+            self.transcript.append(f"{direction} {line}")
+        del self.transcript[:-_TRANSCRIPT]
 
     def conn_timeout(self, timeout: float | None) -> None:
         """Let a connection whose sends wait for their answers (HTTP) wait ``timeout`` s (the
@@ -159,13 +185,34 @@ class Channel:
         try:
             await self.conn.send(frame)
         except EOFError as exc:
+            self._note_http()
+            self.note(">", _text(frame))
             raise Abort(FAIL, [f"could not send: {exc}"]) from None
+        if not self._note_http(frame):
+            self.note(">", _text(frame))
+
+    def _note_http(self, frame: bytes | None = None) -> bool:
+        """HTTP: the request line and headers sent, the frame, and the answer's status and headers
+        (its messages are noted as they are read). Whether the connection is one over HTTP."""
+        head = getattr(self.conn, "last_request_head", None)
+        if not head:
+            return False
+        self.note(">", head)
+        if frame is not None:
+            self.note(">", _text(frame))
+            reply = getattr(self.conn, "last_reply", None)
+            if reply is not None:
+                self.note("<", "\n".join(reply.head_lines()))
+                if not reply.messages and reply.body.strip():
+                    self.note("<", _text(reply.body))
+        return True
 
     async def write_raw(self, data: bytes) -> None:
         write = getattr(self.conn, "write_raw", None)
         if write is None:
             raise Abort(SKIP, ["not applicable: this transport carries whole frames only"])
         self._note_sent(data)
+        self.note(">", f"(written as is, no newline added) {_text(data)}")
         try:
             await write(data)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -178,6 +225,7 @@ class Channel:
         if frame is None:
             return None
         seen = Seen(frame, self.fixture)
+        self.note("<", _text(frame))
         try:
             seen.value = orjson.loads(frame)
         except orjson.JSONDecodeError:

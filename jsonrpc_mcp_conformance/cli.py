@@ -17,10 +17,12 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,12 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
         default=None,
         help="seconds to wait for the server to start and answer its handshake "
         "(default 30, or --timeout's if given)",
+    )
+    parser.add_argument(
+        "--log",
+        type=Path,
+        metavar="FILE",
+        help="write the harness's own log (servers killed, warnings) here instead of stderr",
     )
     parser.add_argument(
         "--format", choices=["text", "json", "junit"], default="text", help="stdout report format"
@@ -214,6 +222,30 @@ def _http_target(
         raise UsageError(str(exc)) from None
 
 
+@contextlib.contextmanager
+def _logging_to(path: Path | None) -> Iterator[None]:
+    """The run's own log lines (a server killed, asyncio's and Python's warnings) go to ``path``, else
+    to stderr: never to the report on stdout."""
+    handler: logging.Handler = (
+        logging.FileHandler(path, encoding="utf-8") if path is not None else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO if path is not None else logging.WARNING)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    if path is not None:
+        root.setLevel(min(level or logging.WARNING, logging.INFO))
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()
+
+
 def exit_code(run: Run) -> int:
     ran = [v for v in run.verdicts if v.status != "skip" and v.id != HANDSHAKE_ID]
     if not ran and not any(r.supported for r in run.revisions):
@@ -249,7 +281,8 @@ def main(
         startup_timeout=args.startup_timeout,
     )
     try:
-        run = anyio.run(run_conformance, target, spec, fixtures, options)
+        with _logging_to(args.log):
+            run = anyio.run(run_conformance, target, spec, fixtures, options)
     except OSError as exc:
         print(f"conformance: cannot start the server: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

@@ -35,6 +35,11 @@ _META_VERSION = wire.PROTOCOL_VERSION
 _FIRST_VERSION_HEADER = "2025-06-18"  # the first revision whose clients send MCP-Protocol-Version
 
 
+def _redacted(head: str) -> str:
+    """Request head text for a report: credentials shown by kind only."""
+    return re.sub(r"(?im)^(authorization:\s*\S+)\s.*$", r"\1 <redacted>", head)
+
+
 @dataclass
 class HttpReply:
     """One HTTP exchange's answer; ``messages`` are the JSON-RPC messages of its body."""
@@ -50,6 +55,10 @@ class HttpReply:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    def head_lines(self) -> list[str]:
+        """The status line and headers, as a report shows them."""
+        return [f"HTTP {self.status}", *(f"{name}: {value}" for name, value in self.headers.items())]
 
     def describe(self, limit: int = 300) -> str:
         """The answer as it was: status, content type and the start of the body."""
@@ -269,6 +278,7 @@ class HttpConnection:
         self._frames: deque[bytes] = deque()
         self._closed = False
         self.send_timeout: float | None = None  # set during the handshake (Options.startup_timeout)
+        self.last_request_head = ""  # the request line and headers of the latest exchange, as sent
 
     def default_headers(self, message: Any) -> dict[str, str]:
         """The headers a conforming client sends with ``message`` on this connection (``message``: the
@@ -310,6 +320,7 @@ class HttpConnection:
         target = self._target
         where = target.endpoint(url)
         conn, data = _request(where, method, headers, body)
+        self.last_request_head = _redacted(data.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
         parts: list[bytes] = []
         head: h11.Response | None = None
         complete = False

@@ -64,6 +64,7 @@ class Verdict:
     note: str = ""
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
+    frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
 
     @property
     def key(self) -> str:
@@ -206,6 +207,7 @@ async def _run_fixture(
         )
         return verdict
     channel.fixture = fixture.id
+    channel.transcript = []
     local = dict(variables)
     try:
         try:
@@ -221,6 +223,8 @@ async def _run_fixture(
     except Abort as abort:
         verdict.status = abort.status
         verdict.problems = abort.problems
+        if abort.status in (FAIL, ERROR):
+            verdict.frames = list(channel.transcript)
         if abort.status in (FAIL, ERROR) and abort.actual == _NOTHING:
             said = channel.diagnosis()  # what came instead of an answer, if anything
             if said:
@@ -290,6 +294,7 @@ async def _run_revision(
     channel: Channel | None = None
     session_stack: contextlib.AsyncExitStack | None = None
     open_failures: list[str] = []
+    open_frames: list[str] = []  # the transcript of the latest failed opening
 
     async def close_session() -> None:
         nonlocal channel, session_stack
@@ -316,8 +321,12 @@ async def _run_revision(
             if not info.detail:
                 info.detail = reason
             open_failures.append(reason)
+            frames = list(channel.transcript) if channel is not None else []
             await close_session()
-            raise Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual) from None
+            failed = Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual)
+            failed.frames = frames
+            open_frames[:] = frames
+            raise failed from None
         open_failures.clear()
         for version in variables.pop("advertised", []):
             if version not in info.advertised:
@@ -342,18 +351,40 @@ async def _run_revision(
         if not info.supported and not explicit:
             if failure is not None and failure.actual in ("", _NOTHING):
                 # no answer at all, or the connection broke: a server must answer its handshake
-                return info, [handshake_error(revision, transport, info.detail, failure.actual)]
+                verdict = handshake_error(revision, transport, info.detail, failure.actual)
+                verdict.frames = failure.frames
+                return info, [verdict]
             return info, []
         for fixture in session_fixtures:
             if channel is None:
                 if len(open_failures) >= 2:
                     problem = f"no session could be opened (last reason: {open_failures[-1]})"
-                    verdicts.append(Verdict(fixture.id, revision, transport, ERROR, fixture, [problem]))
+                    verdicts.append(
+                        Verdict(
+                            fixture.id,
+                            revision,
+                            transport,
+                            ERROR,
+                            fixture,
+                            [problem],
+                            frames=list(open_frames),
+                        )
+                    )
                     continue
                 try:
                     await open_session()
                 except Abort as abort:
-                    verdicts.append(Verdict(fixture.id, revision, transport, ERROR, fixture, abort.problems))
+                    verdicts.append(
+                        Verdict(
+                            fixture.id,
+                            revision,
+                            transport,
+                            ERROR,
+                            fixture,
+                            abort.problems,
+                            frames=abort.frames,
+                        )
+                    )
                     continue
             assert channel is not None
             verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
