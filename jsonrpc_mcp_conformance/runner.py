@@ -65,6 +65,9 @@ class Verdict:
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
     frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
+    # a failure that left nothing in flight (the follow-up's answer proved no answer would come): the
+    # session may serve the next fixture
+    in_sync: bool = field(default=False, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -209,6 +212,7 @@ async def _run_fixture(
     channel.fixture = fixture.id
     channel.transcript = []
     local = dict(variables)
+    channel.probe_variables = local
     try:
         try:
             await _run_steps(fixture, channel, local, revision)
@@ -227,6 +231,9 @@ async def _run_fixture(
             verdict.frames = list(channel.transcript)
         if abort.status in (FAIL, ERROR) and abort.actual == _NOTHING:
             said = channel.diagnosis()  # what came instead of an answer, if anything
+            if channel.ended_by:
+                said = f"the follow-up {channel.ended_by} was answered first" + (f"; {said}" if said else "")
+                verdict.in_sync = not channel.streams
             if said:
                 verdict.problems = [*abort.problems, said]
         verdict.expected = abort.expected
@@ -389,7 +396,7 @@ async def _run_revision(
             assert channel is not None
             verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
             verdicts.append(verdict)
-            if verdict.status in (FAIL, ERROR):
+            if verdict.status in (FAIL, ERROR) and not verdict.in_sync:
                 # whatever the failure left in flight must not leak into the next fixture: new session
                 await close_session()
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -98,3 +99,41 @@ def test_the_cli_startup_timeout_is_separate_from_the_response_timeout() -> None
     command = ["--", sys.executable, str(PICKY), "--slow-start", "1.5"]
     assert _cli(*argv, "--startup-timeout", "20", "stdio", *command)[0] == EXIT_OK
     assert _cli(*argv, "stdio", *command)[0] == EXIT_FAILED  # --timeout alone bounds the start-up too
+
+
+FAULTY = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
+INVALID = ("jsonrpc:parse-error:", "jsonrpc:invalid-request:")
+
+
+async def jsonrpc_run(*faults: str, timeout: float = 5.0) -> tuple[Run, float]:
+    target = StdioTarget([*FAULTY, *(f"--fault={fault}" for fault in faults)])
+    started = time.perf_counter()
+    with anyio.fail_after(300):
+        result = await check(target, only=["jsonrpc:*"], spec=SPEC, timeout=timeout)
+    return result, time.perf_counter() - started
+
+
+async def test_no_answer_to_an_invalid_frame_is_known_when_a_follow_up_is_answered() -> None:
+    # a server that drops invalid frames: each "no answer" ends with the follow-up's answer, not after
+    # --timeout (before: about 30 fixtures x 5 s per revision)
+    result, seconds = await jsonrpc_run("silent-invalid", timeout=10)
+    invalid = [v for v in result.verdicts if v.id.startswith(INVALID) and v.status != "skip"]
+    assert len({v.revision for v in invalid}) == 5 and len(invalid) > 100
+    for verdict in invalid:
+        if verdict.id == "jsonrpc:invalid-request:id-null" or verdict.status == "pass":
+            continue  # the one the server answers (an id null is well-formed JSON-RPC), or tolerated
+        assert verdict.status == "fail", verdict
+        assert any("was answered first" in problem for problem in verdict.problems), verdict.problems
+        assert verdict.seconds < 10, verdict
+    assert seconds < 60, seconds
+    assert statuses(result) and all(
+        status != "fail"
+        for vid, status in statuses(result).items()
+        if not vid.startswith(INVALID)
+        if not vid.startswith("jsonrpc:batch:")
+    )
+
+
+async def test_follow_ups_do_not_change_the_verdicts_of_a_server_that_answers() -> None:
+    result, _ = await jsonrpc_run()
+    assert not result.failures(), [(v.key, v.problems) for v in result.failures()]
