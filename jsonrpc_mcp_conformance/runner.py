@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,9 @@ class Options:
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
     schema_dir: Path | None = None
     exit_timeout: float = 3.0
+    # revisions run one after another when the first handshake took longer than this (a slow
+    # server or a loaded machine: concurrent sessions would only slow each other down)
+    serial_after: float = 1.0
     # spawning the server and the handshake (initialize / server/discover); None: ``timeout``
     startup_timeout: float | None = None
 
@@ -277,6 +280,7 @@ async def _run_revision(
     revision: str,
     options: Options,
     explicit: bool,
+    on_handshake: Callable[[float], None] | None = None,
 ) -> tuple[RevisionRun, list[Verdict]]:
     """Theory of operation: the session fixtures share one session (connection + handshake). A
     fixture that fails or errs may leave requests in flight, so its session is closed and the next
@@ -345,16 +349,21 @@ async def _run_revision(
 
     try:
         failure: Abort | None = None
+        began = time.perf_counter()
         try:
             await open_session()
         except Abort as abort:
             failure = abort
-            if abort.actual == _NOTHING:  # a handshake lost to load says nothing of the revision: again
-                try:
-                    await open_session()
-                    failure = None
-                except Abort as again:
-                    failure = again
+        finally:
+            if on_handshake is not None:
+                on_handshake(time.perf_counter() - began)
+        if failure is not None and failure.actual == _NOTHING:
+            # a handshake lost to load says nothing of the revision: again
+            try:
+                await open_session()
+                failure = None
+            except Abort as again:
+                failure = again
         if not info.supported and not explicit:
             if failure is not None and failure.actual in ("", _NOTHING):
                 # no answer at all, or the connection broke: a server must answer its handshake
@@ -443,17 +452,50 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
     revisions = list(options.revisions) if options.revisions is not None else list(every)
     results: dict[str, tuple[RevisionRun, list[Verdict]]] = {}
 
+    first_handshake = anyio.Event()
+    took: list[float] = []
+
+    def noted(seconds: float) -> None:
+        if not took:
+            took.append(seconds)
+        first_handshake.set()
+
     async def one(revision: str) -> None:
-        if revision not in TRANSPORT_REVISIONS.get(target.transport, every):
-            first = TRANSPORT_REVISIONS[target.transport][0]
-            detail = f"not checked: {target.transport} is a transport of {first} and later"
-            results[revision] = (RevisionRun(revision, False, detail), [])
-            return
-        results[revision] = await _run_revision(target, fixtures, revision, options, explicit)
+        try:
+            if revision not in TRANSPORT_REVISIONS.get(target.transport, every):
+                first = TRANSPORT_REVISIONS[target.transport][0]
+                detail = f"not checked: {target.transport} is a transport of {first} and later"
+                results[revision] = (RevisionRun(revision, False, detail), [])
+                return
+            results[revision] = await _run_revision(target, fixtures, revision, options, explicit, noted)
+        finally:
+            first_handshake.set()
+
+    # Theory of operation: the first revision starts alone; once its first handshake is done, the
+    # others start at once, or, when that handshake took longer than ``serial_after`` (a slow server,
+    # a loaded machine), one after another: concurrent sessions would then only make each other late.
+    first_done = anyio.Event()
+    checked = [r for r in revisions if r in TRANSPORT_REVISIONS.get(target.transport, every)]
+    rest = [r for r in revisions if r not in checked[:1]]
+
+    async def first() -> None:
+        try:
+            await one(checked[0])
+        finally:
+            first_done.set()
 
     async with anyio.create_task_group() as tg:
-        for revision in revisions:
-            tg.start_soon(one, revision)
+        if checked:
+            tg.start_soon(first)
+            await first_handshake.wait()
+        serial = bool(took) and took[0] > options.serial_after
+        if serial:
+            await first_done.wait()
+        for revision in rest:
+            if serial:
+                await one(revision)
+            else:
+                tg.start_soon(one, revision)
     verdicts: list[Verdict] = []
     infos: list[RevisionRun] = []
     advertised = {version: r for r in revisions for version in results[r][0].advertised}

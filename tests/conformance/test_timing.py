@@ -14,7 +14,8 @@ import pytest
 
 from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, main
-from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID
+from jsonrpc_mcp_conformance.fixtures import select_ids
+from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID, Options, run_conformance
 
 pytestmark = pytest.mark.anyio
 
@@ -137,3 +138,35 @@ async def test_no_answer_to_an_invalid_frame_is_known_when_a_follow_up_is_answer
 async def test_follow_ups_do_not_change_the_verdicts_of_a_server_that_answers() -> None:
     result, _ = await jsonrpc_run()
     assert not result.failures(), [(v.key, v.problems) for v in result.failures()]
+
+
+def overlaps(trace: Path) -> int:
+    """How many server processes started while another one was still running."""
+    alive = most = 0
+    for line in trace.read_text().split("\n"):
+        if line.startswith("start"):
+            alive += 1
+            most = max(most, alive)
+        elif line.startswith("end"):
+            alive -= 1
+    return most - 1
+
+
+async def test_revisions_run_one_after_another_when_the_handshake_is_slow(tmp_path: Path) -> None:
+    slow, fast = tmp_path / "slow.log", tmp_path / "fast.log"
+    fixtures = select_ids(SPEC.fixtures, PINGS, ())
+    with anyio.fail_after(120):
+        result = await run_conformance(
+            picky("--slow-start", "1.2", "--trace", str(slow)),
+            SPEC,
+            fixtures,
+            Options(startup_timeout=20, serial_after=0.6),
+        )
+        # the control: a threshold no handshake reaches (on a loaded machine 1 s may be reached)
+        control = await run_conformance(
+            picky("--trace", str(fast)), SPEC, fixtures, Options(serial_after=1000)
+        )
+    assert not result.failures() and not control.failures()
+    assert sum(r.supported for r in result.revisions) == 4
+    assert overlaps(slow) == 0  # serial: each revision's server ended before the next started
+    assert overlaps(fast) > 0  # a fast handshake: the revisions ran side by side

@@ -8,6 +8,7 @@ only), ``ping``, and nothing else (-32601). Options:
 ``--crash``           writes two lines to stderr and exits with status 3 at once
 ``--garbage``         answers every line with a line that is no JSON-RPC
 ``--silent-invalid``  answers nothing to a frame that is no valid request (no -32700/-32600)
+``--trace FILE``      appends "start T" when it starts and "end T" when its input ends (T: time.time())
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ def main() -> None:
     parser.add_argument("--crash", action="store_true")
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--silent-invalid", action="store_true")
+    parser.add_argument("--trace", default="")
     options = parser.parse_args()
+    if options.trace:
+        with open(options.trace, "a") as trace:
+            trace.write(f"start {time.time()}\n")
     if options.crash:
         sys.stderr.write("picky: starting\npicky: cannot read config.toml: no such file\n")
         sys.stderr.flush()
@@ -75,3 +80,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    if "--trace" in sys.argv:
+        with open(sys.argv[sys.argv.index("--trace") + 1], "a") as trace:
+            trace.write(f"end {time.time()}\n")
