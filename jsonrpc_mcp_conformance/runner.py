@@ -266,7 +266,8 @@ def handshake_error(revision: str, transport: str, why: str, actual: str = "") -
             else "https://modelcontextprotocol.io/specification/{revision}/server/discover",
             "quote": "The initialization phase MUST be the first interaction between client and server."
             if revision in LEGACY_REVISIONS
-            else "Servers MUST respond to server/discover with the protocol versions they support.",
+            else "server/discover lets a client query a server's supported protocol versions, "
+            "capabilities, and identity before sending any other requests. Servers MUST implement it.",
         },
         file="",
         area="lifecycle",
