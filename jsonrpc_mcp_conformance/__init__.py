@@ -42,9 +42,13 @@ async def check(
     timeout: float = 5.0,
     schema_dir: Path | None = None,
     spec: Spec | None = None,
+    startup_timeout: float | None = None,
 ) -> Run:
-    """Run the (selected) fixtures against ``target`` and return the verdicts."""
+    """Run the (selected) fixtures against ``target`` and return the verdicts (``startup_timeout``:
+    for spawning and the handshake, default ``timeout``)."""
     spec = spec or load_spec()
     fixtures = select_ids(spec.fixtures, only, skip)
-    options = Options(revisions=revisions, timeout=timeout, schema_dir=schema_dir)
+    options = Options(
+        revisions=revisions, timeout=timeout, schema_dir=schema_dir, startup_timeout=startup_timeout
+    )
     return await run_conformance(target, spec, fixtures, options)

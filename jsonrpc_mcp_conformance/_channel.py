@@ -35,7 +35,19 @@ __all__ = [
 ]
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
-_OMIT = object()  # an absent value (a variable that omits its key, no answer at all)
+
+
+class _Absent:
+    """The type of ``_OMIT``: shown as a word in reports, never as ``<object object at 0x...>``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+_OMIT = _Absent()  # an absent value (a variable that omits its key, no answer at all)
+_TRANSCRIPT = 40  # frames a channel keeps for the report of a failure
 _NOTHING = "nothing"  # Abort.actual when the server did not answer at all
 
 
@@ -48,6 +60,7 @@ class Abort(Exception):
         self.problems = problems
         self.expected = expected
         self.actual = actual
+        self.frames: list[str] = []  # the transcript, when the fixture's channel is gone
 
 
 @dataclass
@@ -64,6 +77,55 @@ def _is_response(value: Any) -> bool:
     if isinstance(value, list):
         return True
     return isinstance(value, dict) and "method" not in value and ("result" in value or "error" in value)
+
+
+def _is_message(value: Any) -> bool:
+    """A JSON-RPC message or a batch of them (judged loosely: the invariants judge the details)."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(item, dict) and "jsonrpc" in item for item in value)
+    return isinstance(value, dict) and "jsonrpc" in value
+
+
+def _show(frame: bytes, limit: int = 200) -> str:
+    """A frame as text for a report: decoded, cut at ``limit`` characters, quoted."""
+    text = frame.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+_NO_BATCHES = "2025-06-18"  # the first revision without JSON-RPC batches (a batch is then rejected)
+
+
+def _well_formed(frame: bytes, *, batches: bool = True) -> bool:
+    """Whether ``frame`` is a request, notification or batch a server cannot reject as it reads it
+    (strict JSON; ``jsonrpc`` "2.0", a string method, an id string or integer (MCP ids are never
+    null), structured params; a batch only where ``batches``). Anything else is answered (if at all)
+    by the reader, before it reads the next frame."""
+    try:
+        value = orjson.loads(frame)
+    except orjson.JSONDecodeError:
+        return False
+    items = value if isinstance(value, list) else [value]
+    if not items or (isinstance(value, list) and not batches):
+        return False
+    for item in items:
+        if (
+            not isinstance(item, dict)
+            or item.get("jsonrpc") != "2.0"
+            or not isinstance(item.get("method"), str)
+        ):
+            return False
+        rid = item.get("id")
+        if "id" in item and not (isinstance(rid, str) or type(rid) is int):
+            return False
+        if "params" in item and not isinstance(item["params"], (dict, list)):
+            return False
+    return True
+
+
+def _text(frame: bytes, limit: int = 600) -> str:
+    """A frame as a transcript shows it: decoded, cut at ``limit`` characters."""
+    text = frame.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _dump(value: Any) -> bytes:
@@ -111,6 +173,25 @@ class Channel:
         self._partial = b""
         self.streams: dict[str, Any] = {}  # HTTP responses still being read (``http`` steps' ``keep``)
         self.pending: list[Seen] = []  # responses ``expect_message`` passed over, read again first
+        self.junk: list[bytes] = []  # the latest frames that were no JSON-RPC message (last 3)
+        self.transcript: list[str] = []  # "> sent" and "< received" lines, for a failure's report
+        # "no answer" after an invalid frame ends with a follow-up's answer (see ``next_response``)
+        self.probe_variables: dict[str, Any] | None = None  # probe_method/probe_params, set per fixture
+        self._invalid_sent = False  # the latest frame sent was one a server rejects as it reads it
+        self._swallow: set[str] = set()  # ids of follow-ups sent that no step waits for any more
+        self.ended_by: str = ""  # the follow-up whose answer ended the latest wait, if one did
+
+    def note(self, direction: str, text: str) -> None:
+        """One line of the transcript (``>`` sent, ``<`` received), the latest kept."""
+        for line in text.splitlines() or [""]:
+            self.transcript.append(f"{direction} {line}")
+        del self.transcript[:-_TRANSCRIPT]
+
+    def conn_timeout(self, timeout: float | None) -> None:
+        """Let a connection whose sends wait for their answers (HTTP) wait ``timeout`` s (the
+        handshake's), or again its own once ``None``."""
+        if hasattr(self.conn, "send_timeout"):
+            self.conn.send_timeout = timeout
 
     async def close_streams(self) -> None:
         """Close the responses ``http`` steps kept open (a fixture's streams end with it)."""
@@ -136,16 +217,40 @@ class Channel:
 
     async def send(self, frame: bytes) -> None:
         self._note_sent(frame + b"\n")
+        revision = str((self.probe_variables or {}).get("revision", ""))
+        self._invalid_sent = not _well_formed(frame, batches=revision < _NO_BATCHES)
         try:
             await self.conn.send(frame)
         except EOFError as exc:
+            self._note_http()
+            self.note(">", _text(frame))
             raise Abort(FAIL, [f"could not send: {exc}"]) from None
+        if not self._note_http(frame):
+            self.note(">", _text(frame))
+
+    def _note_http(self, frame: bytes | None = None) -> bool:
+        """HTTP: the request line and headers sent, the frame, and the answer's status and headers
+        (its messages are noted as they are read). Whether the connection is one over HTTP."""
+        head = getattr(self.conn, "last_request_head", None)
+        if not head:
+            return False
+        self.note(">", head)
+        if frame is not None:
+            self.note(">", _text(frame))
+            reply = getattr(self.conn, "last_reply", None)
+            if reply is not None:
+                self.note("<", "\n".join(reply.head_lines()))
+                if not reply.messages and reply.body.strip():
+                    self.note("<", _text(reply.body))
+        return True
 
     async def write_raw(self, data: bytes) -> None:
         write = getattr(self.conn, "write_raw", None)
         if write is None:
             raise Abort(SKIP, ["not applicable: this transport carries whole frames only"])
         self._note_sent(data)
+        self._invalid_sent = False
+        self.note(">", f"(written as is, no newline added) {_text(data)}")
         try:
             await write(data)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -154,33 +259,109 @@ class Channel:
     async def next(self, timeout: float) -> Seen | None:
         if self.pending:  # already in the log
             return self.pending.pop(0)
-        frame = await self.conn.receive(timeout)
-        if frame is None:
-            return None
+        deadline = anyio.current_time() + timeout
+        while True:
+            frame = await self.conn.receive(max(deadline - anyio.current_time(), 0))
+            if frame is None:
+                return None
+            seen = self._seen(frame)
+            rid = seen.value.get("id") if seen.parsed and isinstance(seen.value, dict) else None
+            if not (isinstance(rid, str) and rid in self._swallow):
+                return seen
+            self._swallow.discard(rid)  # a follow-up's answer nobody waits for (logged)
+
+    def _seen(self, frame: bytes) -> Seen:
         seen = Seen(frame, self.fixture)
+        self.note("<", _text(frame))
         try:
             seen.value = orjson.loads(frame)
         except orjson.JSONDecodeError:
             seen.parsed = False
+        if not seen.parsed or not _is_message(seen.value):
+            self.junk = [*self.junk[-2:], frame]
         self.log.append(seen)
         return seen
 
+    def diagnosis(self) -> str:
+        """What the server did instead of answering: the lines it wrote that were no JSON-RPC, and
+        what the connection knows (a stdio server's exit status and stderr, an HTTP answer that was
+        no MCP answer); empty when there is nothing to say."""
+        parts: list[str] = []
+        if self.junk:
+            shown = "; ".join(_show(frame) for frame in self.junk)
+            parts.append(f"the server wrote what is no JSON-RPC message: {shown}")
+        describe = getattr(self.conn, "diagnosis", None)
+        if describe is not None:
+            said = describe()
+            if said:
+                parts.append(said)
+        return "; ".join(parts)
+
     async def next_response(self, timeout: float, preceding: list[Any] | None = None) -> Any:
         """The next response (or batch answer), skipping notifications, server requests and junk
-        (the messages skipped are appended to ``preceding`` when given)."""
+        (the messages skipped are appended to ``preceding`` when given).
+
+        Theory of operation: after a frame a server rejects as it reads it (no JSON, no JSON-RPC
+        request), waiting out ``timeout`` for an error that never comes is what made runs against
+        servers that drop such frames slow. On an ordered stream (stdio, in-process) whatever the
+        server answers to that frame comes before its answer to a request read after it, so once
+        ``quiet_period`` has passed in silence a follow-up (``probe_method``, a fresh id) is sent,
+        and its answer ends the wait: no response (``_OMIT``). An answer that arrives first is
+        returned as usual, and the follow-up's answer is dropped (it stays in the log) when it
+        comes, so no later step takes it for its own."""
         deadline = anyio.current_time() + timeout
+        self.junk = []
+        self.ended_by = ""
+        probe_at = anyio.current_time() + self.options.quiet_period if self._probe_ready() else None
+        pid = ""
         while True:
             remaining = deadline - anyio.current_time()
+            if probe_at is not None:
+                remaining = min(remaining, max(probe_at - anyio.current_time(), 0))
             try:
                 seen = await self.next(max(remaining, 0))
             except EOFError as exc:
-                raise Abort(FAIL, [f"connection closed while waiting for a response: {exc}"]) from None
+                junk = self.diagnosis() if self.junk else ""
+                problem = f"connection closed while waiting for a response: {exc}"
+                raise Abort(FAIL, [f"{problem}; {junk}" if junk else problem]) from None
             if seen is None:
+                if probe_at is not None and anyio.current_time() < deadline:
+                    probe_at = None
+                    pid = await self._send_follow_up()
+                    continue
+                if pid:
+                    self._swallow.add(pid)
                 return _OMIT
+            if seen.parsed and pid and isinstance(seen.value, dict) and seen.value.get("id") == pid:
+                self.ended_by = f"{self._probe_method()} ({pid})"
+                return _OMIT  # the follow-up was answered first: the frame before it never will be
             if seen.parsed and _is_response(seen.value):
+                if pid:
+                    self._swallow.add(pid)
                 return seen.value
             if seen.parsed and preceding is not None:
                 preceding.append(seen.value)
+
+    def _probe_ready(self) -> bool:
+        return (
+            self._invalid_sent
+            and self.probe_variables is not None
+            and getattr(self.conn, "transport", "") in ("stdio", "inprocess")
+        )
+
+    def _probe_method(self) -> str:
+        return str((self.probe_variables or {}).get("probe_method", "ping"))
+
+    async def _send_follow_up(self) -> str:
+        """Send a follow-up request with a fresh id (see :meth:`next_response`); its id."""
+        variables = self.probe_variables or {}
+        self.probe_counter += 1
+        pid = f"conformance-follow-up-{self.probe_counter}"
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": pid, "method": self._probe_method()}
+        if variables.get("probe_params", _OMIT) is not _OMIT:
+            request["params"] = variables["probe_params"]
+        await self.send(_dump(request))
+        return pid
 
     async def probe(self, variables: dict[str, Any]) -> tuple[Any, list[Any]]:
         """Send a harmless request; return its response and every other response that came first."""

@@ -19,11 +19,13 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +36,13 @@ from .baseline import BaselineError, Expected, apply_baseline, load_baseline, st
 from .fixtures import ALL_REVISIONS, Fixture, FixtureError, load_spec, select_ids
 from .httptarget import HttpTarget
 from .report import summary, to_json, to_junit, to_text
-from .runner import Options, Run, run_conformance
+from .runner import HANDSHAKE_ID, Options, Run, run_conformance
 from .targets import StdioTarget, Target
 
 __all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "command", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_FIXTURES = 0, 1, 2, 3, 4
+DEFAULT_TIMEOUT, DEFAULT_STARTUP_TIMEOUT = 5.0, 30.0  # seconds: each response; start-up + handshake
 
 
 class UsageError(Exception):
@@ -79,7 +82,23 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     parser.add_argument(
         "--spec-dir", type=Path, help="fixtures directory (default: the fixtures shipped with the harness)"
     )
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each response")
+    # timing and diagnostics (issue 13, items 2 and 3)
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="seconds to wait for each response (default 5)"
+    )
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for the server to start and answer its handshake "
+        "(default 30, or --timeout's if given)",
+    )
+    parser.add_argument(
+        "--log",
+        type=Path,
+        metavar="FILE",
+        help="write the harness's own log (servers killed, warnings) here instead of stderr",
+    )
     parser.add_argument(
         "--format", choices=["text", "json", "junit"], default="text", help="stdout report format"
     )
@@ -219,9 +238,33 @@ def _http_target(
         raise UsageError(str(exc)) from None
 
 
+@contextlib.contextmanager
+def _logging_to(path: Path | None) -> Iterator[None]:
+    """The run's own log lines (a server killed, asyncio's and Python's warnings) go to ``path``, else
+    to stderr: never to the report on stdout."""
+    handler: logging.Handler = (
+        logging.FileHandler(path, encoding="utf-8") if path is not None else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO if path is not None else logging.WARNING)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    if path is not None:
+        root.setLevel(min(level or logging.WARNING, logging.INFO))
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()
+
+
 def exit_code(run: Run, *, allow_stale: bool = True) -> int:
     """The exit code of a run; with ``allow_stale=False`` an XPASS verdict fails it too."""
-    ran = [v for v in run.verdicts if v.status != "skip"]
+    ran = [v for v in run.verdicts if v.status != "skip" and v.id != HANDSHAKE_ID]
     if not ran and not any(r.supported for r in run.revisions):
         return EXIT_UNREACHABLE
     counts = summary(run)
@@ -267,6 +310,10 @@ def main(
 ) -> int:
     out = out or sys.stdout
     args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
+    if args.startup_timeout is None:  # a --timeout given says how long this server may take: all of it
+        args.startup_timeout = DEFAULT_STARTUP_TIMEOUT if args.timeout is None else args.timeout
+    if args.timeout is None:
+        args.timeout = DEFAULT_TIMEOUT
     try:
         spec = load_spec(args.spec_dir)
     except FixtureError as exc:
@@ -282,9 +329,15 @@ def main(
     except (UsageError, BaselineError, OSError) as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    options = Options(revisions=args.revision, timeout=args.timeout, schema_dir=args.schema_dir)
+    options = Options(
+        revisions=args.revision,
+        timeout=args.timeout,
+        schema_dir=args.schema_dir,
+        startup_timeout=args.startup_timeout,
+    )
     try:
-        run = anyio.run(run_conformance, target, spec, fixtures, options)
+        with _logging_to(args.log):
+            run = anyio.run(run_conformance, target, spec, fixtures, options)
     except OSError as exc:
         print(f"conformance: cannot start the server: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

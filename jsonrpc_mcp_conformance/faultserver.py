@@ -20,6 +20,7 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``progress-after-result``  progress notifications are held back until just after the next response
 ``answers-cancelled``      answers ``notifications/cancelled`` for a request it received with a result for it
 ``untagged-subscription-notifications`` notifications other than the acknowledgment lose their subscriptionId
+``silent-invalid``         answers nothing to an unreadable or invalid frame (drops -32700 and -32600 errors)
 
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
@@ -60,6 +61,7 @@ FAULTS = (
     "progress-after-result",
     "answers-cancelled",
     "untagged-subscription-notifications",
+    "silent-invalid",  # (issue 13, timing) answers no frame it cannot read: no -32700 / -32600 errors
 )
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
@@ -189,6 +191,8 @@ class FaultyStream:
         except orjson.JSONDecodeError:
             await self.inner.send(message)
             return
+        if "silent-invalid" in self.faults and _invalid_answer(value):
+            return
         changed = False
         for item in _items(value):
             if isinstance(item, dict) and "method" not in item:
@@ -263,6 +267,12 @@ def _unchecked_call(item: dict[str, Any]) -> bool:
     if item.get("method") != "tools/call" or not isinstance(params, dict):
         return False
     return params.get("name") == "test_bounded" and params.pop("arguments", None) is not None
+
+
+def _invalid_answer(value: Any) -> bool:
+    """silent-invalid: the answer (or a batch answer) to a frame that was unreadable or no request."""
+    errors = [i.get("error") for i in _items(value) if isinstance(i, dict)]
+    return bool(errors) and all(isinstance(e, dict) and e.get("code") in (-32700, -32600) for e in errors)
 
 
 def _key(rid: Any) -> Any:

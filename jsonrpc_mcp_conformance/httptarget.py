@@ -35,6 +35,11 @@ _META_VERSION = wire.PROTOCOL_VERSION
 _FIRST_VERSION_HEADER = "2025-06-18"  # the first revision whose clients send MCP-Protocol-Version
 
 
+def _redacted(head: str) -> str:
+    """Request head text for a report: credentials shown by kind only."""
+    return re.sub(r"(?im)^(authorization:\s*\S+)\s.*$", r"\1 <redacted>", head)
+
+
 @dataclass
 class HttpReply:
     """One HTTP exchange's answer; ``messages`` are the JSON-RPC messages of its body."""
@@ -50,6 +55,16 @@ class HttpReply:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    def head_lines(self) -> list[str]:
+        """The status line and headers, as a report shows them."""
+        return [f"HTTP {self.status}", *(f"{name}: {value}" for name, value in self.headers.items())]
+
+    def describe(self, limit: int = 300) -> str:
+        """The answer as it was: status, content type and the start of the body."""
+        text = self.body.decode("utf-8", "replace").strip()
+        shown = text if len(text) <= limit else text[:limit] + "..."
+        return f"HTTP {self.status} ({self.content_type or 'no content-type'}): {shown!r}"
 
     def as_pattern_subject(self) -> dict[str, Any]:
         """What an ``http`` step's ``expect`` pattern is matched against."""
@@ -267,6 +282,8 @@ class HttpConnection:
         self.last_reply: HttpReply | None = None  # the answer to the latest frame sent
         self._frames: deque[bytes] = deque()
         self._closed = False
+        self.send_timeout: float | None = None  # set during the handshake (Options.startup_timeout)
+        self.last_request_head = ""  # the request line and headers of the latest exchange, as sent
 
     def default_headers(self, message: Any) -> dict[str, str]:
         """The headers a conforming client sends with ``message`` on this connection (``message``: the
@@ -308,6 +325,7 @@ class HttpConnection:
         target = self._target
         where = target.endpoint(url)
         conn, data = _request(where, method, headers, body)
+        self.last_request_head = _redacted(data.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
         parts: list[bytes] = []
         head: h11.Response | None = None
         complete = False
@@ -405,7 +423,8 @@ class HttpConnection:
         try:
             # an unreadable frame still travels with the headers the connection sends on everything
             headers = self.default_headers(frame if message is None else message)
-            reply = await self.exchange("POST", headers, frame, self._target.timeout)
+            timeout = self.send_timeout if self.send_timeout is not None else self._target.timeout
+            reply = await self.exchange("POST", headers, frame, timeout)
         except (OSError, TimeoutError, h11.ProtocolError) as exc:
             raise EOFError(f"POST failed: {exc}") from None
         self.learn(message, reply)
@@ -418,6 +437,17 @@ class HttpConnection:
             messages = [m for m in messages if m not in answers] + ([answers] if answers else [])
         for item in messages:
             self._frames.append(orjson.dumps(item))
+
+    def diagnosis(self) -> str:
+        """The answer to the latest POST when it was no MCP answer (an error status, or a body that
+        is neither JSON nor an event stream, carrying no message)."""
+        reply = self.last_reply
+        if reply is None or reply.messages or reply.status == 202:
+            return ""
+        mcp = reply.content_type in (wire.JSON_MEDIA, wire.EVENT_STREAM_MEDIA)
+        if reply.status < 300 and mcp:
+            return ""
+        return f"the last POST was answered {reply.describe()}"
 
     async def receive(self, timeout: float) -> bytes | None:
         if self._frames:

@@ -65,6 +65,9 @@ def to_text(run: Run, *, verbose: bool = False) -> str:
                     lines.append(f"      expected: {v.expected}")
                 if v.actual:
                     lines.append(f"      actual:   {v.actual}")
+                if v.frames:
+                    lines.append("      frames (> sent, < received):")
+                    lines.extend(f"        {frame}" for frame in v.frames)
                 if v.fixture.ambiguity:
                     amb = v.fixture.ambiguity
                     lines.append(f"      ambiguity: {amb.get('text')}")
@@ -104,6 +107,8 @@ def _verdict_json(v: Verdict) -> dict[str, Any]:
         out["actual"] = v.actual
     if v.note:
         out["note"] = v.note
+    if v.frames:
+        out["frames"] = v.frames
     if v.fixture.ambiguity:
         out["ambiguity"] = v.fixture.ambiguity
     return out
@@ -151,6 +156,7 @@ def to_junit(run: Run) -> str:
                         *v.problems,
                         f"expected: {v.expected}",
                         f"actual: {v.actual}",
+                        *(["frames (> sent, < received):", *v.frames] if v.frames else []),
                     ]
                 )
             elif v.status == SKIP or v.expected_failure:

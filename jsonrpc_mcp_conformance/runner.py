@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,10 @@ class Verdict:
     note: str = ""
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
+    frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
+    # a failure that left nothing in flight (the follow-up's answer proved no answer would come): the
+    # session may serve the next fixture
+    in_sync: bool = field(default=False, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -77,6 +81,15 @@ class Options:
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
     schema_dir: Path | None = None
     exit_timeout: float = 3.0
+    # revisions run one after another when the first handshake took longer than this (a slow
+    # server or a loaded machine: concurrent sessions would only slow each other down)
+    serial_after: float = 1.0
+    # spawning the server and the handshake (initialize / server/discover); None: ``timeout``
+    startup_timeout: float | None = None
+
+    @property
+    def handshake_timeout(self) -> float:
+        return self.timeout if self.startup_timeout is None else max(self.startup_timeout, self.timeout)
 
 
 @dataclass
@@ -84,6 +97,7 @@ class RevisionRun:
     revision: str
     supported: bool
     detail: str = ""
+    advertised: list[str] = field(default_factory=list)  # revisions its handshake said the server speaks
 
 
 @dataclass
@@ -103,16 +117,30 @@ def _actual(answer: Any) -> str:
     return _NOTHING if answer is _OMIT else _short(answer)
 
 
-def _describe_answer(answer: Any, timeout: float) -> str:
-    return _short(answer) if answer is not _OMIT else f"{_NOTHING} within {timeout:g} s"
+def _describe_answer(answer: Any, timeout: float, channel: Channel | None = None) -> str:
+    if answer is not _OMIT:
+        return _short(answer)
+    said = channel.diagnosis() if channel is not None else ""
+    return f"{_NOTHING} within {timeout:g} s" + (f" ({said})" if said else "")
 
 
 async def _open_session(channel: Channel, revision: str, variables: dict[str, Any]) -> tuple[bool, str]:
     """Legacy: initialize + initialized. Modern: server/discover. Returns (supported, detail): the
     session is open, and the server does or does not speak ``revision``. Raises :class:`Abort` when
     no session could be opened (no answer in time, an error, a broken connection): the caller must
-    then close the connection, whatever it may still send being no answer to any fixture."""
-    timeout = channel.options.timeout
+    then close the connection, whatever it may still send being no answer to any fixture. The
+    handshake is given ``Options.handshake_timeout`` (a server still starting is no fault)."""
+    timeout = channel.options.handshake_timeout
+    channel.conn_timeout(timeout)
+    try:
+        return await _handshake(channel, revision, variables, timeout)
+    finally:
+        channel.conn_timeout(None)
+
+
+async def _handshake(
+    channel: Channel, revision: str, variables: dict[str, Any], timeout: float
+) -> tuple[bool, str]:
     if revision in MODERN_REVISIONS:
         request = {
             "jsonrpc": "2.0",
@@ -125,18 +153,22 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
         if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
             raise Abort(
                 ERROR,
-                [f"server/discover answered {_describe_answer(answer, timeout)}"],
+                [f"server/discover answered {_describe_answer(answer, timeout, channel)}"],
                 actual=_actual(answer),
             )
         result = answer["result"]
         variables["capabilities"] = result.get("capabilities", {})
         versions = result.get("supportedVersions", [])
+        if isinstance(versions, list):
+            variables["advertised"] = [v for v in versions if isinstance(v, str)]
         return revision in versions, f"supportedVersions {versions}"
     await channel.send(_dump(initialize_request(revision)))
     answer = await channel.next_response(timeout)
     if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
         raise Abort(
-            ERROR, [f"initialize answered {_describe_answer(answer, timeout)}"], actual=_actual(answer)
+            ERROR,
+            [f"initialize answered {_describe_answer(answer, timeout, channel)}"],
+            actual=_actual(answer),
         )
     result = answer["result"]
     variables["capabilities"] = result.get("capabilities", {})
@@ -144,6 +176,8 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
     await channel.send(_dump({"jsonrpc": "2.0", "method": wire.INITIALIZED}))
     await channel.probe(variables)  # anything stray the handshake caused is drained (invariants judge it)
     negotiated = result.get("protocolVersion")
+    if isinstance(negotiated, str):
+        variables["advertised"] = [negotiated]
     if negotiated != revision and revision in await advertised_versions(channel):  # fails negotiation
         return True, f"initialize answered protocolVersion {negotiated!r}; server/discover lists {revision}"
     return negotiated == revision, f"initialize answered protocolVersion {negotiated!r}"
@@ -181,7 +215,9 @@ async def _run_fixture(
         )
         return verdict
     channel.fixture = fixture.id
+    channel.transcript = []
     local = dict(variables)
+    channel.probe_variables = local
     try:
         try:
             await _run_steps(fixture, channel, local, revision)
@@ -196,6 +232,15 @@ async def _run_fixture(
     except Abort as abort:
         verdict.status = abort.status
         verdict.problems = abort.problems
+        if abort.status in (FAIL, ERROR):
+            verdict.frames = list(channel.transcript)
+        if abort.status in (FAIL, ERROR) and abort.actual == _NOTHING:
+            said = channel.diagnosis()  # what came instead of an answer, if anything
+            if channel.ended_by:
+                said = f"the follow-up {channel.ended_by} was answered first" + (f"; {said}" if said else "")
+                verdict.in_sync = not channel.streams
+            if said:
+                verdict.problems = [*abort.problems, said]
         verdict.expected = abort.expected
         verdict.actual = abort.actual
         if abort.status == SKIP:
@@ -205,12 +250,40 @@ async def _run_fixture(
     return verdict
 
 
+HANDSHAKE_ID = "lifecycle:session:open"
+
+
+def handshake_error(revision: str, transport: str, why: str, actual: str = "") -> Verdict:
+    """The one ERROR of a revision whose session could not be opened (not a failure of each
+    requirement: none of them could be checked)."""
+    fixture = Fixture(
+        id=HANDSHAKE_ID,
+        title="a session of the revision can be opened (the handshake completes)",
+        level="MUST",
+        revisions=(revision,),
+        transports=(transport,),
+        spec={
+            "url": "https://modelcontextprotocol.io/specification/{revision}/basic/lifecycle"
+            if revision in LEGACY_REVISIONS
+            else "https://modelcontextprotocol.io/specification/{revision}/server/discover",
+            "quote": "The initialization phase MUST be the first interaction between client and server."
+            if revision in LEGACY_REVISIONS
+            else "server/discover lets a client query a server's supported protocol versions, "
+            "capabilities, and identity before sending any other requests. Servers MUST implement it.",
+        },
+        file="",
+        area="lifecycle",
+    )
+    return Verdict(HANDSHAKE_ID, revision, transport, ERROR, fixture, [why], actual=actual)
+
+
 async def _run_revision(
     target: Target,
     fixtures: list[Fixture],
     revision: str,
     options: Options,
     explicit: bool,
+    on_handshake: Callable[[float], None] | None = None,
 ) -> tuple[RevisionRun, list[Verdict]]:
     """Theory of operation: the session fixtures share one session (connection + handshake). A
     fixture that fails or errs may leave requests in flight, so its session is closed and the next
@@ -235,6 +308,7 @@ async def _run_revision(
     channel: Channel | None = None
     session_stack: contextlib.AsyncExitStack | None = None
     open_failures: list[str] = []
+    open_frames: list[str] = []  # the transcript of the latest failed opening
 
     async def close_session() -> None:
         nonlocal channel, session_stack
@@ -261,38 +335,80 @@ async def _run_revision(
             if not info.detail:
                 info.detail = reason
             open_failures.append(reason)
+            frames = list(channel.transcript) if channel is not None else []
             await close_session()
-            raise Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual) from None
+            failed = Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual)
+            failed.frames = frames
+            open_frames[:] = frames
+            raise failed from None
         open_failures.clear()
+        for version in variables.pop("advertised", []):
+            if version not in info.advertised:
+                info.advertised.append(version)
         if not info.detail or (supported and not info.supported):
             info.detail = detail
         info.supported = info.supported or supported
         return channel
 
     try:
+        failure: Abort | None = None
+        began = time.perf_counter()
         try:
             await open_session()
         except Abort as abort:
-            if abort.actual == _NOTHING:  # a handshake lost to load says nothing of the revision: again
-                with contextlib.suppress(Abort):
-                    await open_session()
+            failure = abort
+        finally:
+            if on_handshake is not None:
+                on_handshake(time.perf_counter() - began)
+        if failure is not None and failure.actual == _NOTHING:
+            # a handshake lost to load says nothing of the revision: again
+            try:
+                await open_session()
+                failure = None
+            except Abort as again:
+                failure = again
         if not info.supported and not explicit:
+            if failure is not None and failure.actual in ("", _NOTHING):
+                # no answer at all, or the connection broke: a server must answer its handshake
+                verdict = handshake_error(revision, transport, info.detail, failure.actual)
+                verdict.frames = failure.frames
+                return info, [verdict]
             return info, []
         for fixture in session_fixtures:
             if channel is None:
                 if len(open_failures) >= 2:
                     problem = f"no session could be opened (last reason: {open_failures[-1]})"
-                    verdicts.append(Verdict(fixture.id, revision, transport, ERROR, fixture, [problem]))
+                    verdicts.append(
+                        Verdict(
+                            fixture.id,
+                            revision,
+                            transport,
+                            ERROR,
+                            fixture,
+                            [problem],
+                            frames=list(open_frames),
+                        )
+                    )
                     continue
                 try:
                     await open_session()
                 except Abort as abort:
-                    verdicts.append(Verdict(fixture.id, revision, transport, ERROR, fixture, abort.problems))
+                    verdicts.append(
+                        Verdict(
+                            fixture.id,
+                            revision,
+                            transport,
+                            ERROR,
+                            fixture,
+                            abort.problems,
+                            frames=abort.frames,
+                        )
+                    )
                     continue
             assert channel is not None
             verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
             verdicts.append(verdict)
-            if verdict.status in (FAIL, ERROR):
+            if verdict.status in (FAIL, ERROR) and not verdict.in_sync:
                 # whatever the failure left in flight must not leak into the next fixture: new session
                 await close_session()
     finally:
@@ -339,23 +455,65 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
     revisions = list(options.revisions) if options.revisions is not None else list(every)
     results: dict[str, tuple[RevisionRun, list[Verdict]]] = {}
 
+    first_handshake = anyio.Event()
+    took: list[float] = []
+
+    def noted(seconds: float) -> None:
+        if not took:
+            took.append(seconds)
+        first_handshake.set()
+
     async def one(revision: str) -> None:
-        if revision not in TRANSPORT_REVISIONS.get(target.transport, every):
-            first = TRANSPORT_REVISIONS[target.transport][0]
-            detail = f"not checked: {target.transport} is a transport of {first} and later"
-            results[revision] = (RevisionRun(revision, False, detail), [])
-            return
-        results[revision] = await _run_revision(target, fixtures, revision, options, explicit)
+        try:
+            if revision not in TRANSPORT_REVISIONS.get(target.transport, every):
+                first = TRANSPORT_REVISIONS[target.transport][0]
+                detail = f"not checked: {target.transport} is a transport of {first} and later"
+                results[revision] = (RevisionRun(revision, False, detail), [])
+                return
+            results[revision] = await _run_revision(target, fixtures, revision, options, explicit, noted)
+        finally:
+            first_handshake.set()
+
+    # Theory of operation: the first revision starts alone; once its first handshake is done, the
+    # others start at once, or, when that handshake took longer than ``serial_after`` (a slow server,
+    # a loaded machine), one after another: concurrent sessions would then only make each other late.
+    first_done = anyio.Event()
+    checked = [r for r in revisions if r in TRANSPORT_REVISIONS.get(target.transport, every)]
+    rest = [r for r in revisions if r not in checked[:1]]
+
+    async def first() -> None:
+        try:
+            await one(checked[0])
+        finally:
+            first_done.set()
 
     async with anyio.create_task_group() as tg:
-        for revision in revisions:
-            tg.start_soon(one, revision)
+        if checked:
+            tg.start_soon(first)
+            await first_handshake.wait()
+        serial = bool(took) and took[0] > options.serial_after
+        if serial:
+            await first_done.wait()
+        for revision in rest:
+            if serial:
+                await one(revision)
+            else:
+                tg.start_soon(one, revision)
     verdicts: list[Verdict] = []
     infos: list[RevisionRun] = []
+    advertised = {version: r for r in revisions for version in results[r][0].advertised}
     for revision in revisions:
         info, vs = results[revision]
         infos.append(info)
         verdicts.extend(vs)
+        applicable = revision in TRANSPORT_REVISIONS.get(target.transport, every)
+        erred = any(v.id == HANDSHAKE_ID for v in vs)
+        if applicable and not info.supported and revision in advertised and not erred:
+            why = (
+                f"the server advertised {revision} (answering the {advertised[revision]} handshake) "
+                f"but a session of it could not be opened: {info.detail}"
+            )
+            verdicts.append(handshake_error(revision, target.transport, why))
     return Run(
         target=target.description,
         transport=target.transport,

@@ -43,9 +43,31 @@ class Target(Protocol):
 class _StdioConnection:
     transport = "stdio"
 
-    def __init__(self, stream: Any, process: anyio.abc.Process) -> None:
+    def __init__(self, stream: Any, process: anyio.abc.Process, errors: Any = None) -> None:
         self._stream = stream
         self._process = process
+        self._errors = errors  # the file the server's stderr goes to
+
+    def stderr_tail(self, lines: int = 5) -> list[str]:
+        """The last lines the server wrote to its stderr so far (read without moving the file's
+        offset, which the server's writes share)."""
+        if self._errors is None:
+            return []
+        fd = self._errors.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - 2000)
+        text = os.pread(fd, size - start, start).decode("utf-8", "replace").strip()
+        return text.splitlines()[-lines:] if text else []
+
+    def diagnosis(self) -> str:
+        """The server's exit status once it ended, and the end of its stderr."""
+        parts = []
+        if self._process.returncode is not None:
+            parts.append(f"the server exited with status {self._process.returncode}")
+        tail = self.stderr_tail()
+        if tail:
+            parts.append("its stderr ends: " + " | ".join(tail))
+        return "; ".join(parts)
 
     async def send(self, frame: bytes) -> None:
         try:
@@ -58,7 +80,10 @@ class _StdioConnection:
             try:
                 return bytes(await self._stream.receive())
             except anyio.EndOfStream:
-                raise EOFError("the server closed its stdout") from None
+                with anyio.move_on_after(min(timeout, 1.0)):  # a crash: its exit status says why
+                    await self._process.wait()
+                said = self.diagnosis()
+                raise EOFError("the server closed its stdout" + (f" ({said})" if said else "")) from None
         return None
 
     async def write_raw(self, data: bytes) -> None:
@@ -100,7 +125,7 @@ class StdioTarget:
             async with spawn_stdio(
                 self.command, env=self.env, cwd=self.cwd, stderr=errors, grace=0.5, term_grace=1.0
             ) as stream:
-                yield _StdioConnection(stream, stream.process)
+                yield _StdioConnection(stream, stream.process, errors)
             errors.seek(0)
             tail = errors.read()[-2000:].decode("utf-8", "replace").strip()
             if tail:

@@ -1,0 +1,172 @@
+"""The timing model: start-up and handshake get their own (generous) timeout, a failed handshake is one
+ERROR of its revision (never failures of unrelated requirements), and a revision the server advertised
+that cannot be opened is an error that fails the run."""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, main
+from jsonrpc_mcp_conformance.fixtures import select_ids
+from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID, Options, run_conformance
+
+pytestmark = pytest.mark.anyio
+
+SPEC = load_spec(check=False)
+PICKY = Path(__file__).resolve().parent / "servers" / "picky.py"
+REVISION = "2025-11-25"
+PINGS = ["lifecycle:ping:after-initialize", "jsonrpc:id:integer", "jsonrpc:id:string"]
+
+
+def picky(*options: str) -> StdioTarget:
+    return StdioTarget([sys.executable, str(PICKY), *options])
+
+
+async def run(
+    target: StdioTarget, *, explicit: bool = True, timeout: float = 5.0, startup_timeout: float | None = None
+) -> Run:
+    with anyio.fail_after(60):
+        return await check(
+            target,
+            revisions=[REVISION] if explicit else None,
+            only=PINGS,
+            spec=SPEC,
+            timeout=timeout,
+            startup_timeout=startup_timeout,
+        )
+
+
+def statuses(run: Run, revision: str = REVISION) -> dict[str, str]:
+    return {v.id: v.status for v in run.verdicts if v.revision == revision}
+
+
+async def test_a_slow_start_within_the_startup_timeout_passes() -> None:
+    result = await run(picky("--slow-start", "1.5"), timeout=0.5, startup_timeout=20)
+    assert statuses(result) == dict.fromkeys(PINGS, "pass")
+
+
+async def test_a_slow_start_beyond_the_response_timeout_alone_is_an_error_not_a_failure() -> None:
+    # the control of the test above: without the start-up timeout the same server is not checked
+    result = await run(picky("--slow-start", "1.5"), timeout=0.3)
+    assert set(statuses(result).values()) == {"error"}
+
+
+async def test_a_handshake_that_times_out_is_one_error_per_revision() -> None:
+    result = await run(picky("--slow-start", "3"), explicit=False, timeout=0.3)
+    legacy = {r.revision for r in result.revisions if r.revision != "2026-07-28"}
+    assert legacy and not any(r.supported for r in result.revisions)
+    by_revision: dict[str, list[str]] = {}
+    for verdict in result.verdicts:
+        by_revision.setdefault(verdict.revision, []).append(verdict.id)
+        assert verdict.status == "error"
+        assert "answered nothing within 0.3 s" in verdict.problems[0]
+    assert by_revision == {revision: [HANDSHAKE_ID] for revision in by_revision}
+    assert legacy <= set(by_revision)
+
+
+async def test_an_advertised_revision_that_cannot_be_opened_is_an_error() -> None:
+    result = await run(picky("--refuse", "2025-06-18"), explicit=False)
+    assert statuses(result) == dict.fromkeys(PINGS, "pass")
+    refused = [v for v in result.verdicts if v.revision == "2025-06-18"]
+    assert [(v.id, v.status) for v in refused] == [(HANDSHAKE_ID, "error")]
+    assert "advertised 2025-06-18" in refused[0].problems[0]
+    assert result.failures() == refused
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main([*args], out=out), out.getvalue()
+
+
+def test_the_cli_fails_a_run_whose_advertised_revision_cannot_be_opened() -> None:
+    only = [item for ping in PINGS for item in ("--only", ping)]
+    code, text = _cli(*only, "stdio", "--", sys.executable, str(PICKY), "--refuse", "2025-06-18")
+    assert code == EXIT_FAILED, text
+    assert f"ERROR {HANDSHAKE_ID} [2025-06-18" in text
+    assert "spec: https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle" in text
+    code, text = _cli(*only, "stdio", "--", sys.executable, str(PICKY))
+    assert code == EXIT_OK, text
+
+
+def test_the_cli_startup_timeout_is_separate_from_the_response_timeout() -> None:
+    argv = ["--revision", REVISION, "--only", PINGS[0], "--timeout", "0.5"]
+    command = ["--", sys.executable, str(PICKY), "--slow-start", "1.5"]
+    assert _cli(*argv, "--startup-timeout", "20", "stdio", *command)[0] == EXIT_OK
+    assert _cli(*argv, "stdio", *command)[0] == EXIT_FAILED  # --timeout alone bounds the start-up too
+
+
+FAULTY = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
+INVALID = ("jsonrpc:parse-error:", "jsonrpc:invalid-request:")
+
+
+async def jsonrpc_run(*faults: str, timeout: float = 5.0) -> tuple[Run, float]:
+    target = StdioTarget([*FAULTY, *(f"--fault={fault}" for fault in faults)])
+    started = time.perf_counter()
+    with anyio.fail_after(300):
+        result = await check(target, only=["jsonrpc:*"], spec=SPEC, timeout=timeout)
+    return result, time.perf_counter() - started
+
+
+async def test_no_answer_to_an_invalid_frame_is_known_when_a_follow_up_is_answered() -> None:
+    # a server that drops invalid frames: each "no answer" ends with the follow-up's answer, not after
+    # --timeout (before: about 30 fixtures x 5 s per revision)
+    result, seconds = await jsonrpc_run("silent-invalid", timeout=10)
+    invalid = [v for v in result.verdicts if v.id.startswith(INVALID) and v.status != "skip"]
+    assert len({v.revision for v in invalid}) == 5 and len(invalid) > 100
+    for verdict in invalid:
+        if verdict.id == "jsonrpc:invalid-request:id-null" or verdict.status == "pass":
+            continue  # the one the server answers (an id null is well-formed JSON-RPC), or tolerated
+        assert verdict.status == "fail", verdict
+        assert any("was answered first" in problem for problem in verdict.problems), verdict.problems
+        assert verdict.seconds < 10, verdict
+    assert seconds < 60, seconds
+    assert statuses(result) and all(
+        status != "fail"
+        for vid, status in statuses(result).items()
+        if not vid.startswith(INVALID)
+        if not vid.startswith("jsonrpc:batch:")
+    )
+
+
+async def test_follow_ups_do_not_change_the_verdicts_of_a_server_that_answers() -> None:
+    result, _ = await jsonrpc_run()
+    assert not result.failures(), [(v.key, v.problems) for v in result.failures()]
+
+
+def overlaps(trace: Path) -> int:
+    """How many server processes started while another one was still running."""
+    alive = most = 0
+    for line in trace.read_text().split("\n"):
+        if line.startswith("start"):
+            alive += 1
+            most = max(most, alive)
+        elif line.startswith("end"):
+            alive -= 1
+    return most - 1
+
+
+async def test_revisions_run_one_after_another_when_the_handshake_is_slow(tmp_path: Path) -> None:
+    slow, fast = tmp_path / "slow.log", tmp_path / "fast.log"
+    fixtures = select_ids(SPEC.fixtures, PINGS, ())
+    with anyio.fail_after(120):
+        result = await run_conformance(
+            picky("--slow-start", "1.2", "--trace", str(slow)),
+            SPEC,
+            fixtures,
+            Options(startup_timeout=20, serial_after=0.6),
+        )
+        # the control: a threshold no handshake reaches (on a loaded machine 1 s may be reached)
+        control = await run_conformance(
+            picky("--trace", str(fast)), SPEC, fixtures, Options(serial_after=1000)
+        )
+    assert not result.failures() and not control.failures()
+    assert sum(r.supported for r in result.revisions) == 4
+    assert overlaps(slow) == 0  # serial: each revision's server ended before the next started
+    assert overlaps(fast) > 0  # a fast handshake: the revisions ran side by side
