@@ -1,0 +1,92 @@
+"""Run the harness against examples/everything over stdio and over HTTP while two CPU-bound
+processes saturate the machine: the verdicts must be the same as on a quiet machine (zero failures).
+
+    .venv/bin/python tests/conformance/under_load.py [--burners 2]
+
+Exit status 0 when both runs pass with zero failures and errors. The burners are plain
+``python -c "while True: pass"`` processes, killed at the end whatever happens; the HTTP server
+binds 127.0.0.1 on a free port and is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "everything" / "server.py"
+SERVE = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(EXAMPLE)]
+HARNESS = [sys.executable, "-m", "jsonrpc_mcp_conformance"]
+
+
+@contextlib.contextmanager
+def burning(count: int) -> Iterator[None]:
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serving_http() -> Iterator[str]:
+    port = _free_port()
+    command = [*SERVE, "--http", "--port", str(port)]
+    server = subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            time.sleep(0.2)
+        else:
+            raise SystemExit("the HTTP server did not start within 60 s")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def run(args: list[str]) -> int:
+    started = time.monotonic()
+    command = [*HARNESS, *args]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200, check=False)
+    lines = [line for line in done.stdout.splitlines() if " passed, " in line and not line.startswith("==")]
+    took = time.monotonic() - started
+    sys.stdout.write(
+        f"{args[0]}: exit {done.returncode} in {took:.0f} s: {lines[-1] if lines else done.stdout[-400:]}\n"
+    )
+    return done.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--burners", type=int, default=2)
+    options = parser.parse_args()
+    with burning(options.burners):
+        stdio = run(["stdio", "--", *SERVE])
+        with serving_http() as url:
+            http = run(["http", url])
+    return 0 if stdio == 0 and http == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
