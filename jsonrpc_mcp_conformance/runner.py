@@ -374,36 +374,21 @@ async def _run_revision(
                 verdict.frames = failure.frames
                 return info, [verdict]
             return info, []
+
+        def unopened(fixture: Fixture, problems: list[str], frames: list[Any]) -> Verdict:
+            """The ERROR of a fixture that found no session to run in."""
+            return Verdict(fixture.id, revision, transport, ERROR, fixture, problems, frames=frames)
+
         for fixture in session_fixtures:
             if channel is None:
                 if len(open_failures) >= 2:
                     problem = f"no session could be opened (last reason: {open_failures[-1]})"
-                    verdicts.append(
-                        Verdict(
-                            fixture.id,
-                            revision,
-                            transport,
-                            ERROR,
-                            fixture,
-                            [problem],
-                            frames=list(open_frames),
-                        )
-                    )
+                    verdicts.append(unopened(fixture, [problem], list(open_frames)))
                     continue
                 try:
                     await open_session()
                 except Abort as abort:
-                    verdicts.append(
-                        Verdict(
-                            fixture.id,
-                            revision,
-                            transport,
-                            ERROR,
-                            fixture,
-                            abort.problems,
-                            frames=abort.frames,
-                        )
-                    )
+                    verdicts.append(unopened(fixture, abort.problems, abort.frames))
                     continue
             assert channel is not None
             verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)

@@ -227,35 +227,14 @@ class Server:
         meta: dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
-    def tool(
-        self,
-        name: str | Callable[..., Any] | None = None,
-        *,
-        description: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        output_schema: dict[str, Any] | None = None,
-        title: str | None = None,
-        annotations: dict[str, Any] | None = None,
-        icons: list[dict[str, Any]] | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> Any:
-        """Decorator: register the function as a tool named after it (see :meth:`add_tool`);
-        ``@server.tool`` and ``@server.tool()`` alike."""
+    def tool(self, name: str | Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Decorator: register the function as a tool named after it (see :meth:`add_tool` for the
+        options); ``@server.tool`` and ``@server.tool()`` alike."""
         if callable(name):  # @server.tool, without parentheses: the function itself
             return self.tool()(name)
 
         def register(fn: F) -> F:
-            self.add_tool(
-                name or fn.__name__,
-                fn,
-                description=description,
-                input_schema=input_schema,
-                output_schema=output_schema,
-                title=title,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-            )
+            self.add_tool(name or fn.__name__, fn, **options)
             return fn
 
         return register
