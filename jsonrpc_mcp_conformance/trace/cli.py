@@ -1,0 +1,83 @@
+"""``jsonrpc-mcp trace`` and ``jsonrpc-mcp explain``: the command lines.
+
+Usage::
+
+    jsonrpc-mcp trace [--out FILE] [--format text|jsonl] [--full] [--schema-dir DIR] -- CMD [ARGS...]
+    jsonrpc-mcp explain '<json>' [--revision R]
+
+``trace`` exits with CMD's status (127 if it could not start, 2 for a usage error); ``explain``
+exits 0, or 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["explain_command", "trace_command"]
+
+
+def _trace_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Run an MCP server over stdio behind a tap that annotates every frame "
+        "(put it in front of the command of an mcpServers entry).",
+    )
+    parser.add_argument("--out", type=Path, help="write the annotations here (default: stderr)")
+    parser.add_argument("--format", choices=["text", "jsonl"], default="text", help="jsonl: a recording")
+    parser.add_argument("--full", action="store_true", help="show every frame whole, not shortened")
+    parser.add_argument(
+        "--schema-dir",
+        type=Path,
+        help="also validate against the official schemas (DIR/<revision>/schema.json)",
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]: the server to run")
+    return parser
+
+
+def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> int:
+    """Run a stdio MCP server behind a tap that annotates every frame with the specification."""
+    parser = _trace_parser(prog)
+    options = parser.parse_args(list(argv))
+    command = list(options.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        parser.print_usage(sys.stderr)
+        print(f"{prog}: error: name the server command after --", file=sys.stderr)
+        return 2
+    if options.schema_dir is not None and not options.schema_dir.is_dir():
+        print(f"{prog}: error: --schema-dir {options.schema_dir} is not a directory", file=sys.stderr)
+        return 2
+    from .tap import Sink, run_stdio_tap
+
+    try:
+        out = options.out.open("w", encoding="utf-8") if options.out is not None else sys.stderr
+    except OSError as exc:
+        print(f"{prog}: error: cannot write {options.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
+        return run_stdio_tap(
+            command,
+            Sink(out, jsonl=options.format == "jsonl", full=options.full),
+            schema_dir=options.schema_dir,
+        )
+    finally:
+        if out is not sys.stderr:
+            out.close()
+
+
+def explain_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp explain") -> int:
+    """Explain one JSON-RPC message: what it is, which revisions define it, what answers it."""
+    parser = argparse.ArgumentParser(prog=prog, description=explain_command.__doc__)
+    parser.add_argument("message", help="the message, as JSON ('-': read it from stdin)")
+    parser.add_argument("--revision", help="also judge it under this revision, e.g. 2026-07-28")
+    options = parser.parse_args(list(argv))
+    from .explain import explain
+
+    text = sys.stdin.read() if options.message == "-" else options.message
+    report = explain(text, options.revision)
+    sys.stdout.write(report)
+    return 2 if report.startswith("Unknown revision") else 0
