@@ -5,10 +5,12 @@ Theory of operation
 The client starts ``jsonrpc-mcp trace -- CMD ...`` instead of ``CMD ...``. The tap starts CMD with
 pipes for its stdin and stdout (its stderr is the tap's own) and runs two pump threads: one copies
 the client's bytes (the tap's stdin) to CMD's stdin, the other CMD's stdout to the tap's stdout.
-Each pump writes every chunk on *before* looking at it, so the bytes pass unchanged and as soon as
-they arrive; it then splits what it has seen at newlines (stdio frames are newline-delimited) and
-hands each complete line to the :class:`~.annotate.Tracer` under a lock, which keeps the two
-directions in one order. The annotations go to stderr or a file, never to stdout.
+Each pump splits what it has read at newlines (stdio frames are newline-delimited), hands each
+complete line to the :class:`~.annotate.Tracer` under a lock, and only then writes the chunk on,
+unchanged. Annotating first keeps cause before effect: the other side cannot answer a frame the
+tracer has not seen yet (writing first would let the client's next request overtake the answer it
+reacts to, and be misread as out of order). The cost is one JSON parse per frame. The annotations
+go to stderr or a file, never to stdout.
 
 The tap ends when CMD does and exits with CMD's status. The client closing the tap's stdin closes
 CMD's stdin (the stdio way of saying "stop"); a SIGTERM or SIGINT to the tap is passed on to CMD.
@@ -111,16 +113,16 @@ def _pump(source: IO[bytes], target: IO[bytes], sender: str, conversation: _Conv
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
-            try:
-                target.write(chunk)
-                target.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                break  # the other end has gone: nothing more can be delivered
             pending += chunk
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 if line.strip():
                     conversation.seen(sender, line)
+            try:
+                target.write(chunk)
+                target.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                break  # the other end has gone: nothing more can be delivered
         if pending.strip():
             conversation.seen(sender, pending)
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,12 @@ def test_the_command_line() -> None:
     )
     assert bad.returncode == 2 and "Unknown revision '1999-01-01'" in bad.stdout
     assert "Traceback" not in bad.stderr
+
+
+def test_the_explain_sample_in_the_docs_is_what_the_command_prints() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "trace.md").read_text()
+    command = (
+        '$ jsonrpc-mcp explain \'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\' --revision 2026-07-28\n'
+    )
+    sample = doc.split(command, 1)[1].split("```", 1)[0]
+    assert sample == explain('{"jsonrpc": "2.0", "id": 1, "method": "ping"}', "2026-07-28")

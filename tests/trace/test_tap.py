@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -27,11 +28,15 @@ def _tap(out: Path, *server: str, fmt: str = "text") -> list[str]:
 
 async def test_our_client_through_the_tap_works_and_every_frame_is_annotated(tmp_path: Path) -> None:
     out = tmp_path / "trace.txt"
-    command = _tap(out, sys.executable, "-m", "jsonrpc_mcp", "serve", str(MEMORY))
+    data = str(tmp_path / "memory-data")
+    command = _tap(out, sys.executable, "-m", "jsonrpc_mcp", "serve", str(MEMORY), "--data-dir", data)
     with anyio.fail_after(TIMEOUT):
-        async with Client.stdio(command, cwd=REPO) as client:
+        async with Client.stdio(
+            command, cwd=REPO, env={**os.environ, "JSONRPC_MCP_MEMORY_DIR": data}
+        ) as client:
             await client.call_tool("remember", {"text": "the tap passes bytes through"})
-            recalled = await client.call_tool("recall", {"query": "tap"})
+            recalled = await client.call_tool("recall", {"keyword": "tap"})
+    assert recalled.get("isError") is not True
     assert "the tap passes bytes through" in json.dumps(recalled)
     text = out.read_text()
     for head in (
