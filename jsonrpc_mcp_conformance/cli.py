@@ -366,8 +366,13 @@ def command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance") -> in
     """check an MCP server against the spec fixtures (see docs/conformance.md)
 
     ``jsonrpc-mcp conformance``: registered in the ``jsonrpc_mcp.commands`` entry point group (the
-    first docstring line is the command's help there).
+    first docstring line is the command's help there). ``replay FILE stdio -- CMD`` plays a recorded
+    session (``jsonrpc-mcp trace --format jsonl``) against a server instead.
     """
+    if argv and argv[0] == "replay":
+        from .trace.cli import replay_command
+
+        return replay_command(argv[1:], prog=f"{prog} replay")
     return main(argv, prog=prog)
 
 

@@ -4,9 +4,11 @@ Usage::
 
     jsonrpc-mcp trace [--out FILE] [--format text|jsonl] [--full] [--schema-dir DIR] -- CMD [ARGS...]
     jsonrpc-mcp explain '<json>' [--revision R]
+    jsonrpc-mcp conformance replay FILE stdio [--timeout S] -- CMD [ARGS...]
 
 ``trace`` exits with CMD's status (127 if it could not start, 2 for a usage error); ``explain``
-exits 0, or 2 for a usage error.
+exits 0, or 2 for a usage error; ``replay`` exits 0 when every recorded answer agrees, 1 when one
+differs, 2 for a usage error or an unreadable recording, 3 when the server cannot be started.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["explain_command", "trace_command"]
+__all__ = ["explain_command", "replay_command", "trace_command"]
 
 
 def _trace_parser(prog: str) -> argparse.ArgumentParser:
@@ -81,3 +83,48 @@ def explain_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp explain") -
     report = explain(text, options.revision)
     sys.stdout.write(report)
     return 2 if report.startswith("Unknown revision") else 0
+
+
+def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance replay") -> int:
+    """Play a recorded session against a server and compare every answer with the recording."""
+    parser = argparse.ArgumentParser(prog=prog, description=replay_command.__doc__)
+    parser.add_argument("recording", type=Path, help="a JSONL recording (jsonrpc-mcp trace --format jsonl)")
+    parser.add_argument("mode", choices=["stdio"], help="how to reach the server")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)"
+    )
+    parser.add_argument("command", nargs="*", help="-- CMD [ARGS...]: the server to run")
+    argv = list(argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    options = parser.parse_args(argv[:cut])
+    command = [*options.command, *argv[cut + 1 :]]
+    if not command:
+        parser.print_usage(sys.stderr)
+        print(f"{prog}: error: name the server command after --", file=sys.stderr)
+        return 2
+    import anyio
+
+    from jsonrpc_mcp.transports.stdio import spawn_stdio
+
+    from .replay import RecordingError, load_recording, replay
+
+    try:
+        frames = load_recording(options.recording)
+    except (OSError, RecordingError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+    async def run() -> int:
+        async with spawn_stdio(command) as stream:
+            result = await replay(frames, stream, timeout=options.timeout)
+        for difference in result.differences:
+            print(f"DIFF line {difference.frame}: {difference.what}")
+        verdict = "agree" if result.ok else f"differ in {len(result.differences)} place(s)"
+        print(f"replayed {options.recording}: {result.answers} answers compared, they {verdict}")
+        return 0 if result.ok else 1
+
+    try:
+        return anyio.run(run)
+    except OSError as exc:
+        print(f"{prog}: error: cannot start {command[0]!r}: {exc.strerror or exc}", file=sys.stderr)
+        return 3
