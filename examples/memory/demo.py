@@ -3,8 +3,11 @@
 The server runs as a subprocess (``python -m jsonrpc_mcp serve examples/memory/server.py --data-dir
 TMP``) on a fresh temporary data directory, so nothing touches your real memories. Each step prints
 the method, its params and the result (or error) as JSON; tool and prompt text is printed once more
-as plain text, the way a model would read it. Exit status: 0 if every step did what it should, 1 if
-anything was unexpected. ``--server PATH`` points the same script at another server file.
+as plain text, the way a model would read it. Then the same exchanges are shown as they crossed the
+wire, frame by frame, annotated by ``jsonrpc-mcp trace`` (the server runs behind the tap; see
+docs/trace.md): each frame's meaning, its pairing and latency, its specification page, and any rule
+it breaks. Exit status: 0 if every step did what it should, 1 if anything was unexpected.
+``--server PATH`` points the same script at another server file; ``--no-trace`` leaves the tap out.
 """
 
 from __future__ import annotations
@@ -93,11 +96,13 @@ class Demo:
         return result
 
 
-async def run_demo(data_dir: Path, server: Path = SERVER) -> None:
+async def run_demo(data_dir: Path, server: Path = SERVER, trace: Path | None = None) -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(server), "--data-dir", str(data_dir)]
     started = dt.datetime.now(dt.timezone.utc).date().isoformat()
     print("Starting the memory server over stdio:")
     print("  " + " ".join(command))
+    if trace is not None:  # behind the tap, which writes its annotations to the trace file
+        command = [sys.executable, "-m", "jsonrpc_mcp", "trace", "--out", str(trace), "--", *command]
     async with Client.stdio(
         command, initialize=False, protocol_version=PROTOCOL_VERSION, request_timeout=REQUEST_TIMEOUT
     ) as client:
@@ -167,6 +172,11 @@ async def run_demo(data_dir: Path, server: Path = SERVER) -> None:
         check("recency fallback" in text, "recall after forget was not a recency fallback")
         check(coffee not in [m["id"] for m in quoted_memories(text)], "the forgotten note is still recalled")
 
+    if trace is not None:
+        annotated = await anyio.Path(trace).read_text(encoding="utf-8")
+        print("\n--- The same exchanges on the wire, frame by frame (jsonrpc-mcp trace):\n")
+        print(annotated, end="")
+        check(" ! " not in annotated and "\n           ! " not in annotated, "a frame broke a rule (see '!')")
     print(f"\nDone: {demo.step} exchanges, every one as expected.")
 
 
@@ -184,13 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--server", type=Path, default=SERVER, help="server file to demo (default: %(default)s)"
     )
+    parser.add_argument("--no-trace", action="store_true", help="do not show the annotated frames")
     args = parser.parse_args(argv)
     server = args.server.resolve()
     with tempfile.TemporaryDirectory(prefix="jsonrpc-mcp-memory-demo-") as tmp:
+        trace = None if args.no_trace else Path(tmp) / "wire.trace"
 
         async def bounded() -> None:
             with anyio.fail_after(DEADLINE):
-                await run_demo(Path(tmp), server)
+                await run_demo(Path(tmp) / "data", server, trace)
 
         try:
             anyio.run(bounded)

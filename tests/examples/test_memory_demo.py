@@ -77,6 +77,21 @@ def test_demo_prints_results_as_json_with_the_key_outcomes(demo: subprocess.Comp
     assert "Match: recency fallback" in out
 
 
+def test_demo_shows_the_annotated_frames_of_its_exchanges(demo: subprocess.CompletedProcess[str]) -> None:
+    wire = demo.stdout.split("--- The same exchanges on the wire, frame by frame (jsonrpc-mcp trace):", 1)[1]
+    assert "-> client request #1 initialize" in wire and "<- server result #1 initialize" in wire
+    assert "-> client notification notifications/initialized [2025-11-25]" in wire
+    assert wire.count("-> client request") == 12 and wire.count("<- server result") == 12
+    assert "https://modelcontextprotocol.io/specification/2025-11-25/server/tools" in wire
+    assert "\n           ! " not in wire  # no frame broke a rule
+
+
+def test_without_the_tap_the_demo_still_runs() -> None:
+    plain = _run_demo("--no-trace")
+    assert plain.returncode == 0, plain.stderr
+    assert "on the wire" not in plain.stdout and plain.stdout.rstrip().endswith("every one as expected.")
+
+
 def test_demo_exits_non_zero_when_the_server_misbehaves(tmp_path: Path) -> None:
     broken = tmp_path / "broken_server.py"
     broken.write_text(
