@@ -2,7 +2,9 @@
 
 Usage::
 
-    jsonrpc-mcp trace [--out FILE] [--format text|jsonl] [--full] [--schema-dir DIR] -- CMD [ARGS...]
+    jsonrpc-mcp trace [--out FILE] [--format text|jsonl] [--full] [--schema-dir DIR] [--html PAGE]
+        -- CMD [ARGS...]
+    jsonrpc-mcp trace --from RECORDING.jsonl --html PAGE
     jsonrpc-mcp explain '<json>' [--revision R]
     jsonrpc-mcp conformance replay FILE stdio [--timeout S] -- CMD [ARGS...]
 
@@ -35,6 +37,15 @@ def _trace_parser(prog: str) -> argparse.ArgumentParser:
         type=Path,
         help="also validate against the official schemas (DIR/<revision>/schema.json)",
     )
+    parser.add_argument(
+        "--html", type=Path, help="also write the trace as one HTML page here (when CMD exits)"
+    )
+    parser.add_argument(
+        "--from",
+        dest="recording",
+        type=Path,
+        help="render this JSONL recording (with --html) instead of running CMD",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]: the server to run")
     return parser
 
@@ -46,6 +57,8 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
     command = list(options.command)
     if command and command[0] == "--":
         command = command[1:]
+    if options.recording is not None:
+        return _render(prog, options.recording, options.html)
     if not command:
         parser.print_usage(sys.stderr)
         print(f"{prog}: error: name the server command after --", file=sys.stderr)
@@ -60,15 +73,39 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
     except OSError as exc:
         print(f"{prog}: error: cannot write {options.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    sink = Sink(out, jsonl=options.format == "jsonl", full=options.full, keep=options.html is not None)
     try:
-        return run_stdio_tap(
-            command,
-            Sink(out, jsonl=options.format == "jsonl", full=options.full),
-            schema_dir=options.schema_dir,
-        )
+        status = run_stdio_tap(command, sink, schema_dir=options.schema_dir)
     finally:
         if out is not sys.stderr:
             out.close()
+    if options.html is not None:
+        from .html import to_html
+
+        title = "MCP trace: " + " ".join(command)
+        try:
+            options.html.write_text(to_html([f.to_json() for f in sink.kept], title), encoding="utf-8")
+        except OSError as exc:
+            print(f"{prog}: cannot write {options.html}: {exc.strerror or exc}", file=sys.stderr)
+            return status or 1
+    return status
+
+
+def _render(prog: str, recording: Path, html: Path | None) -> int:
+    """``trace --from REC.jsonl --html FILE``: a recording as a page, nothing run."""
+    if html is None:
+        print(f"{prog}: error: --from needs --html FILE (where to write the page)", file=sys.stderr)
+        return 2
+    from .html import to_html
+    from .replay import RecordingError, load_recording
+
+    try:
+        frames = load_recording(recording)
+        html.write_text(to_html(frames, f"MCP trace: {recording.name}"), encoding="utf-8")
+    except (OSError, RecordingError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def explain_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp explain") -> int:

@@ -70,13 +70,16 @@ def format_frame(frame: Frame, *, full: bool = False) -> str:
 class Sink:
     """Where annotations go: text for people, or JSON lines (a recording the replay can read)."""
 
-    def __init__(self, out: IO[str], *, jsonl: bool = False, full: bool = False) -> None:
-        self.out, self.jsonl, self.full = out, jsonl, full
+    def __init__(self, out: IO[str], *, jsonl: bool = False, full: bool = False, keep: bool = False) -> None:
+        self.out, self.jsonl, self.full, self.keep = out, jsonl, full, keep
         self.violations = 0
+        self.kept: list[Frame] = []  # every frame, with keep (for the HTML page written at the end)
 
     def write(self, frames: Sequence[Frame]) -> None:
         for frame in frames:
             self.violations += len(frame.violations)
+            if self.keep:
+                self.kept.append(frame)
             if self.jsonl:
                 self.out.write(json.dumps(frame.to_json(), ensure_ascii=False) + "\n")
             else:
