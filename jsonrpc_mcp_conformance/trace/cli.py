@@ -5,6 +5,7 @@ Usage::
     jsonrpc-mcp trace [--out FILE] [--format text|jsonl] [--full] [--schema-dir DIR] [--html PAGE]
         -- CMD [ARGS...]
     jsonrpc-mcp trace --from RECORDING.jsonl --html PAGE
+    jsonrpc-mcp trace --http --upstream URL [--host H] [--port N] [--out FILE] [--format text|jsonl]
     jsonrpc-mcp explain '<json>' [--revision R]
     jsonrpc-mcp conformance replay FILE stdio [--timeout S] -- CMD [ARGS...]
 
@@ -46,6 +47,20 @@ def _trace_parser(prog: str) -> argparse.ArgumentParser:
         type=Path,
         help="render this JSONL recording (with --html) instead of running CMD",
     )
+    http = parser.add_argument_group("HTTP (a reverse proxy instead of a stdio tap)")
+    http.add_argument("--http", action="store_true", help="proxy a Streamable HTTP or HTTP+SSE server")
+    http.add_argument(
+        "--upstream", help="the server's URL, e.g. http://127.0.0.1:8000/mcp (paths pass as they are)"
+    )
+    http.add_argument("--host", default="127.0.0.1", help="where the proxy listens (default 127.0.0.1)")
+    http.add_argument("--port", type=int, default=8010, help="the proxy's port (default 8010)")
+    parser.add_argument(
+        "--redact-meta",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="also redact this _meta key (repeatable)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]: the server to run")
     return parser
 
@@ -59,6 +74,8 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
         command = command[1:]
     if options.recording is not None:
         return _render(prog, options.recording, options.html)
+    if options.http:
+        return _proxy(prog, options)
     if not command:
         parser.print_usage(sys.stderr)
         print(f"{prog}: error: name the server command after --", file=sys.stderr)
@@ -89,6 +106,44 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
             print(f"{prog}: cannot write {options.html}: {exc.strerror or exc}", file=sys.stderr)
             return status or 1
     return status
+
+
+def _proxy(prog: str, options: argparse.Namespace) -> int:
+    """``trace --http --upstream URL``: serve the reverse proxy until interrupted."""
+    if not options.upstream or not options.upstream.startswith(("http://", "https://")):
+        print(f"{prog}: error: --http needs --upstream http(s)://HOST:PORT/PATH", file=sys.stderr)
+        return 2
+    import socket
+
+    import uvicorn
+
+    from .proxy import TraceProxy
+    from .tap import Sink
+
+    try:
+        probe = socket.create_server((options.host, options.port))
+    except OSError as exc:
+        print(
+            f"{prog}: error: cannot listen on {options.host}:{options.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 1
+    probe.close()
+    out = options.out.open("w", encoding="utf-8") if options.out is not None else sys.stderr
+    try:
+        sink = Sink(out, jsonl=options.format == "jsonl", full=options.full)
+        app = TraceProxy(
+            options.upstream, sink, schema_dir=options.schema_dir, redact_meta=options.redact_meta
+        )
+        print(
+            f"trace: http://{options.host}:{options.port} -> {options.upstream}", file=sys.stderr, flush=True
+        )
+        config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on")
+        uvicorn.Server(config).run()
+    finally:
+        if out is not sys.stderr:
+            out.close()
+    return 0
 
 
 def _render(prog: str, recording: Path, html: Path | None) -> int:

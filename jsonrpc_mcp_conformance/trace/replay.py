@@ -177,6 +177,8 @@ async def replay(frames: Sequence[dict[str, Any]], stream: Any, *, timeout: floa
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)
         for frame in frames:
+            if frame["kind"] not in ("request", "notification", "result", "error", "invalid"):
+                continue  # e.g. the HTTP tap's notes of request lines and headers
             message = frame.get("message")
             if frame["from"] == "client":
                 if frame["kind"] in ("result", "error") and isinstance(message, dict):
