@@ -121,7 +121,7 @@ async def run_demo(data_dir: Path, server: Path = SERVER, trace: Path | None = N
 
         listed = await demo.request("What the server offers", "tools/list", {})
         names = sorted(tool["name"] for tool in listed["tools"])
-        check(names == ["forget", "recall", "remember"], f"unexpected tools: {names}")
+        check(names == ["forget", "forget_tag", "recall", "remember"], f"unexpected tools: {names}")
 
         notes = [
             ("Team standup moves to 9:30 on Tuesdays from next week.", ["work", "meetings"]),

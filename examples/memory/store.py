@@ -274,6 +274,13 @@ class MemoryStore:
             cursor = self._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
             return cursor.rowcount > 0
 
+    def tagged(self, tag: str) -> list[Memory]:
+        """Every memory carrying ``tag`` (normalized), ordered by id."""
+        clean = normalize_tags([tag])
+        if not clean:
+            return []
+        return [m for m in self.all() if clean[0] in m["tags"]]
+
     def get(self, memory_id: int) -> Memory | None:
         """Return one memory by id, or None."""
         with self._lock:

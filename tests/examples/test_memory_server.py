@@ -86,7 +86,12 @@ def clean_env(**extra: str) -> dict[str, str]:
 @pytest.mark.anyio
 async def test_initialize_advertises_tools_resources_prompts_and_instructions(memory_server: Any) -> None:
     async with session(memory_server) as client:
-        assert set(client.server_capabilities) == {"tools", "resources", "prompts"}
+        assert set(client.server_capabilities) == {
+            "tools",
+            "resources",
+            "prompts",
+            "logging",
+        }  # forget_tag has ctx
         assert client.server_info["name"] == "memory"
         instructions = client.instructions or ""
         assert "remember" in instructions and "recall" in instructions and "forget" in instructions
@@ -97,7 +102,7 @@ async def test_initialize_advertises_tools_resources_prompts_and_instructions(me
 async def test_tools_list_names_remember_recall_forget(memory_server: Any) -> None:
     async with session(memory_server) as client:
         tools = await client.list_tools()
-    assert [tool["name"] for tool in tools] == ["remember", "recall", "forget"]
+    assert [tool["name"] for tool in tools] == ["remember", "recall", "forget", "forget_tag"]
 
 
 @pytest.mark.anyio
@@ -574,3 +579,63 @@ async def test_readme_flag_config_starts_the_server(tmp_path: Path) -> None:
             result = await client.call_tool("remember", {"text": "configured like Claude Desktop"})
     assert not result.get("isError")
     assert (tmp_path / "memory.db").is_file()
+
+
+# -- forget_tag: it asks the user first, and reports progress ---------------------------------------
+def _confirming(confirm: bool, asked: list[dict[str, Any]]) -> dict[str, Any]:
+    async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"confirm": confirm}}
+
+    return {"elicitation/create": elicit}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_forget_tag_asks_the_user_then_forgets_with_progress(memory_server: Any, mode: str) -> None:
+    asked: list[dict[str, Any]] = []
+    progress: list[dict[str, Any]] = []
+
+    async def notified(method: str, params: Any) -> None:
+        if method == "notifications/progress":
+            progress.append(params)
+
+    options = {"capabilities": {"elicitation": {}}, "request_handlers": _confirming(True, asked)}
+    async with session(memory_server, mode=mode, on_notification=notified, **options) as client:
+        for text in ("standup at 9:30", "train to Lyon", "oat milk"):
+            await client.call_tool("remember", {"text": text, "tags": ["work"] if "oat" not in text else []})
+        if mode == "legacy":  # the handshake era: with a progress token, one notification per note
+            params = {"name": "forget_tag", "arguments": {"tag": "Work"}, "_meta": {"progressToken": "p"}}
+            result = await client.request("tools/call", params)
+        else:  # 2026-07-28: an InputRequiredResult first; the client answers and retries
+            result = await client.call_tool("forget_tag", {"tag": "Work"})
+        left = await client.call_tool("recall", {})
+    assert text_of(result) == "Forgot 2 memories tagged 'work'."
+    assert len(asked) == 1 and "Forget 2 memories tagged 'work'?" in asked[0]["message"]
+    if mode == "legacy":
+        assert [p["progress"] for p in progress] == [1, 2] and {p["total"] for p in progress} == {2}
+    assert [m["text"] for m in quoted(text_of(left))] == ["oat milk"]
+
+
+@pytest.mark.anyio
+async def test_forget_tag_keeps_everything_unless_the_user_confirms(memory_server: Any) -> None:
+    asked: list[dict[str, Any]] = []
+    options = {"capabilities": {"elicitation": {}}, "request_handlers": _confirming(False, asked)}
+    async with session(memory_server, **options) as client:
+        await client.call_tool("remember", {"text": "keep me", "tags": ["work"]})
+        result = await client.call_tool("forget_tag", {"tag": "work"})
+        left = await client.call_tool("recall", {"tag": "work"})
+    assert text_of(result) == "Nothing was forgotten: the user did not confirm." and len(asked) == 1
+    assert [m["text"] for m in quoted(text_of(left))] == ["keep me"]
+
+
+@pytest.mark.anyio
+async def test_forget_tag_without_elicitation_is_a_tool_error_and_unknown_tags_forget_nothing(
+    memory_server: Any,
+) -> None:
+    async with session(memory_server) as client:
+        await client.call_tool("remember", {"text": "keep me", "tags": ["work"]})
+        refused = await client.call_tool("forget_tag", {"tag": "work"})
+        nothing = await client.call_tool("forget_tag", {"tag": "holidays"})
+    assert refused["isError"] is True and "cannot ask (no elicitation)" in text_of(refused)
+    assert text_of(nothing) == "No memory is tagged 'holidays'; nothing was forgotten."

@@ -35,7 +35,7 @@ async def test_list_tools_gives_the_three_tools_with_their_annotations(
         async with Client(memory_server, read_timeout_seconds=CALL_TIMEOUT) as sdk:
             result = await sdk.list_tools()
     tools = {tool.name: tool for tool in result.tools}
-    assert set(tools) == {"remember", "recall", "forget"}
+    assert set(tools) == {"remember", "recall", "forget", "forget_tag"}
     recall = tools["recall"].annotations
     assert recall is not None and recall.read_only_hint is True
     forget = tools["forget"].annotations
