@@ -262,8 +262,11 @@ def create_server(
             raise ToolError(
                 "forget_tag asks the user to confirm, and this client cannot ask (no elicitation)."
             )
+        counted = (
+            f"{len(doomed)} {'memory' if len(doomed) == 1 else 'memories'} tagged {tag.strip().lower()!r}"
+        )
         answer = await ctx.elicit(
-            f"Forget {len(doomed)} memories tagged {tag.strip().lower()!r}? This cannot be undone.",
+            f"Forget {counted}? This cannot be undone.",
             {"type": "object", "properties": {"confirm": {"type": "boolean", "title": "Forget them"}}},
         )
         if answer.get("action") != "accept" or not (answer.get("content") or {}).get("confirm"):
@@ -271,7 +274,7 @@ def create_server(
         for done, memory in enumerate(doomed, 1):
             memories().forget(memory["id"])
             await ctx.report_progress(done, len(doomed), f"forgot memory #{memory['id']}")
-        return f"Forgot {len(doomed)} memories tagged {tag.strip().lower()!r}."
+        return f"Forgot {counted}."
 
     @server.resource(
         "memory://all",
