@@ -8,6 +8,7 @@ Usage::
     jsonrpc-mcp trace --http --upstream URL [--host H] [--port N] [--out FILE] [--format text|jsonl]
     jsonrpc-mcp explain '<json>' [--revision R]
     jsonrpc-mcp conformance replay FILE stdio [--timeout S] -- CMD [ARGS...]
+    jsonrpc-mcp conformance replay FILE http [--timeout S] URL
 
 ``trace`` exits with CMD's status (127 if it could not start, 2 for a usage error); ``explain``
 exits 0, or 2 for a usage error; ``replay`` exits 0 when every recorded answer agrees, 1 when one
@@ -20,6 +21,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["explain_command", "replay_command", "trace_command"]
 
@@ -181,21 +183,30 @@ def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance 
     """Play a recorded session against a server and compare every answer with the recording."""
     parser = argparse.ArgumentParser(prog=prog, description=replay_command.__doc__)
     parser.add_argument("recording", type=Path, help="a JSONL recording (jsonrpc-mcp trace --format jsonl)")
-    parser.add_argument("mode", choices=["stdio"], help="how to reach the server")
+    parser.add_argument("mode", choices=["stdio", "http"], help="how to reach the server")
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)"
     )
-    parser.add_argument("command", nargs="*", help="-- CMD [ARGS...]: the server to run")
+    parser.add_argument(
+        "command", nargs="*", help="stdio: -- CMD [ARGS...], the server to run; http: its URL"
+    )
     argv = list(argv)
     cut = argv.index("--") if "--" in argv else len(argv)
     options = parser.parse_args(argv[:cut])
     command = [*options.command, *argv[cut + 1 :]]
+    if options.mode == "http" and (len(command) != 1 or not command[0].startswith(("http://", "https://"))):
+        parser.print_usage(sys.stderr)
+        print(f"{prog}: error: http needs the server's URL (http(s)://HOST:PORT/PATH)", file=sys.stderr)
+        return 2
     if not command:
         parser.print_usage(sys.stderr)
         print(f"{prog}: error: name the server command after --", file=sys.stderr)
         return 2
+    import contextlib
+
     import anyio
 
+    from jsonrpc_mcp.transports.http_client import connect_http
     from jsonrpc_mcp.transports.stdio import spawn_stdio
 
     from .replay import RecordingError, load_recording, replay
@@ -207,7 +218,12 @@ def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance 
         return 2
 
     async def run() -> int:
-        async with spawn_stdio(command) as stream:
+        connection: contextlib.AbstractAsyncContextManager[Any] = (
+            connect_http(command[0], read_timeout=options.timeout)
+            if options.mode == "http"
+            else spawn_stdio(command)
+        )
+        async with connection as stream:
             result = await replay(frames, stream, timeout=options.timeout)
         for difference in result.differences:
             print(f"DIFF line {difference.frame}: {difference.what}")
@@ -218,5 +234,6 @@ def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance 
     try:
         return anyio.run(run)
     except OSError as exc:
-        print(f"{prog}: error: cannot start {command[0]!r}: {exc.strerror or exc}", file=sys.stderr)
+        what = "reach" if options.mode == "http" else "start"
+        print(f"{prog}: error: cannot {what} {command[0]!r}: {exc.strerror or exc}", file=sys.stderr)
         return 3

@@ -97,3 +97,34 @@ def test_an_unreadable_recording_is_a_usage_error(tmp_path: Path) -> None:
     bad.write_text('{"not": "a frame"}\n')
     done = _replay(bad)
     assert done.returncode == 2 and "not a frame of a trace recording" in done.stderr
+
+
+EVERYTHING = Path(__file__).resolve().parents[2] / "examples" / "everything" / "server.py"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_stdio_recording_replays_over_http_green_and_red_against_another_server(
+    tmp_path: Path, mode: str
+) -> None:
+    from ..http.support import _wait_for_port, free_port, spawned, stop
+
+    recording = tmp_path / "session.jsonl"
+    anyio.run(_record, recording, mode)
+    port = free_port()
+    fault_server = subprocess.Popen([*FAULT_SERVER, "--port", str(port)], stdout=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port, fault_server)
+        green = _replay_http(recording, f"http://127.0.0.1:{port}/mcp")
+    finally:
+        stop(fault_server)
+    assert green.returncode == 0, green.stdout + green.stderr
+    with spawned(EVERYTHING) as other:
+        red = _replay_http(recording, f"{other.url}/mcp")
+    assert red.returncode == 1 and "DIFF line" in red.stdout, red.stdout + red.stderr
+
+
+def _replay_http(path: Path, url: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "jsonrpc_mcp", "conformance", "replay", str(path), "http", url]
+    return subprocess.run(
+        [*command, "--timeout", "5"], capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
