@@ -85,7 +85,8 @@ class Tracer:
     """Follows one conversation; :meth:`feed` annotates each frame."""
 
     def __init__(self, schema_dir: Path | None = None) -> None:
-        self.pending: dict[tuple[str, str], tuple[str, float]] = {}
+        self.pending: dict[tuple[str, str], tuple[str, float, Any]] = {}  # -> (method, time, params)
+        self.tools: set[str] = set()  # the tool names the server listed
         self.revision: str | None = None  # the revision in force
         self.initialize_answered = False
         self.initialized = False
@@ -177,7 +178,7 @@ class Tracer:
                 key = (sender, _id_key(request_id))
                 if key in self.pending:
                     frame.violations.append(f"reuses id {request_id!r} of a request still unanswered")
-                self.pending[key] = (method, t)
+                self.pending[key] = (method, t, params)
         if method == wire.INITIALIZED:
             self.initialized = True
         if self._schemas is not None:
@@ -219,7 +220,7 @@ class Tracer:
                     "an answer to a notification, an unknown id, or a second answer"
                 )
         else:
-            frame.method, started = asked
+            frame.method, started, _ = asked
             frame.latency = t - started
         frame.revision = self.revision
         if frame.method is not None:
@@ -228,6 +229,8 @@ class Tracer:
             frame.meaning = entry.answer if entry is not None else ""
         if is_error:
             self._error(frame, message["error"])
+            if asked is not None:
+                self._plane(frame, message["error"], asked[2])
         else:
             self._result(frame, message["result"])
         if self._schemas is not None and frame.method is not None:
@@ -258,10 +261,32 @@ class Tracer:
         elif code in _SPEC_CODES and revision is not None:
             frame.violations.append(f"{code} is a 2026-07-28 code, not one of revision {revision.version}")
 
+    def _plane(self, frame: Frame, error: Any, params: Any) -> None:
+        """SEP-1303 (2025-11-25 on): a listed tool's bad arguments are a tool result with
+        ``isError``, which the model reads, not a JSON-RPC -32602, which it never sees."""
+        revision = REVISIONS.get(self.revision or "")
+        name = params.get("name") if isinstance(params, dict) else None
+        if (
+            frame.method == wire.TOOLS_CALL
+            and revision is not None
+            and revision.input_errors_as_tool_results
+            and isinstance(error, dict)
+            and error.get("code") == -32602
+            and name in self.tools
+        ):
+            frame.violations.append(
+                f"{name!r} is a listed tool: in {revision.version} invalid arguments SHOULD be a result "
+                "with isError: true (the tool plane), not -32602"
+            )
+
     def _result(self, frame: Frame, result: Any) -> None:
         if not isinstance(result, dict):
             frame.violations.append("an MCP result is an object")
             return
+        if frame.method == wire.TOOLS_LIST and isinstance(result.get("tools"), list):
+            self.tools.update(
+                t["name"] for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)
+            )
         if frame.method == wire.INITIALIZE:
             version = result.get("protocolVersion")
             if isinstance(version, str):

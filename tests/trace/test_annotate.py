@@ -150,3 +150,21 @@ def test_the_official_schemas_catch_a_result_of_the_wrong_shape() -> None:
     _feed(tracer, CLIENT, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
     good = _feed(tracer, SERVER, {"jsonrpc": "2.0", "id": 3, "result": {"tools": []}})
     assert good.violations == []
+
+
+def test_a_listed_tools_bad_arguments_belong_in_the_tool_plane_from_2025_11_25() -> None:
+    for version, flagged in (("2025-06-18", False), ("2025-11-25", True)):
+        tracer = Tracer()
+        _handshake(tracer, version)
+        _feed(tracer, CLIENT, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        _feed(tracer, SERVER, {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "recall"}]}})
+        for rid, name in ((2, "recall"), (3, "unknown")):
+            _feed(
+                tracer,
+                CLIENT,
+                {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name}},
+            )
+            error = {"code": -32602, "message": "Invalid params"}
+            frame = _feed(tracer, SERVER, {"jsonrpc": "2.0", "id": rid, "error": error})
+            wrong_plane = any("the tool plane" in v for v in frame.violations)
+            assert wrong_plane == (flagged and name == "recall"), (version, name, frame.violations)
