@@ -635,7 +635,10 @@ def create_server() -> Server:
         description="Asks the user for the context to use (an elicitation) before it is built",
     )
     async def test_input_required_result_prompt(ctx: Context) -> str:
-        result = await ctx.elicit("What context should the prompt use?", CONTEXT_FORM, key="user_context")
+        try:
+            result = await ctx.elicit("What context should the prompt use?", CONTEXT_FORM, key="user_context")
+        except CapabilityError:  # the client cannot be asked (no elicitation): a prompt without it
+            return "Use no particular context."
         return f"Use this context: {_field(result, 'context')}"
 
     # -- completion -------------------------------------------------------------------------------
