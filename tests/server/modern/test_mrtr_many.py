@@ -247,3 +247,39 @@ async def test_an_input_channel_is_not_asked_what_the_client_cannot_answer() -> 
             await client.call_tool("via_channel")
     assert channel.asked == []
     assert refused.value.code == -32021
+
+
+async def test_a_handshake_error_answer_to_one_of_several_is_the_clients_error() -> None:
+    async def refuse(params: Any) -> Any:
+        raise JsonRpcError("no model here", code=-1)
+
+    async def roots(params: Any) -> Any:
+        return ROOTS
+
+    async def elicit(params: Any) -> Any:
+        return ACCEPT_ADA
+
+    handlers = {"elicitation/create": elicit, "sampling/createMessage": refuse, "roots/list": roots}
+    capabilities: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
+    async with connect(build_server(), capabilities=capabilities, request_handlers=handlers) as client:
+        result = await client.call_tool("three")
+    assert result["isError"] is True
+    assert "sampling/createMessage with error -1: no model here" in text_of(result)
+
+
+async def test_ask_refuses_what_it_cannot_send() -> None:
+    server = Server("picky")
+    errors: list[str] = []
+
+    @server.tool()
+    async def bad(ctx: Context) -> str:
+        for requests in ({"": ctx.roots()}, {"k": {"method": "roots/list"}}):
+            try:
+                await ctx.ask(requests)  # type: ignore[arg-type]
+            except (TypeError, ValueError) as exc:
+                errors.append(type(exc).__name__)
+        return "checked"
+
+    async with connect(server, capabilities={"roots": {}}) as client:
+        await client.call_tool("bad")
+    assert errors == ["ValueError", "TypeError"]
