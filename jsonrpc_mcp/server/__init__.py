@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._asking import InputRequest
     from ._context import Context
     from ._introspect import Arg
     from ._pipeline import Call, CallNext, Middleware
@@ -24,6 +25,7 @@ __all__ = [
     "CallNext",
     "Completer",
     "Context",
+    "InputRequest",
     "Middleware",
     "Prompt",
     "Resource",
