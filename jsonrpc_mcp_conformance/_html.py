@@ -62,6 +62,7 @@ td.verdict{width:5em}
 .SKIP{background:#78909c}.XFAIL{background:#ef6c00}.XPASS{background:#f9a825;color:#1d232a}
 ul.detail{margin:0;padding-left:16px;font-family:ui-monospace,monospace;font-size:12px;
 white-space:pre-wrap;word-break:break-all}
+p.official{margin:2px 0;font-size:12px;color:#56606b}
 .stale{background:#fff8e1;border:1px solid #f9a825;padding:6px 12px;border-radius:6px}
 """
 
@@ -166,11 +167,16 @@ def _article(verdicts: Sequence[Verdict]) -> str:
     f = verdicts[0].fixture
     quote = f"<blockquote>{_e(f.quote)} <span class=tag>{_e(f.source)}</span></blockquote>" if f.quote else ""
     rows = "".join(_row(v) for v in verdicts)
+    official = ""
+    if f.official:  # the official suite's checks testing the same thing
+        codes = ", ".join(f"<code>{_e(check)}</code>" for check in f.official)
+        listed = _e(" ".join(f.official))
+        official = f'<p class="official" data-official="{listed}">official suite: {codes}</p>'
     return (
         f'<article class="req" data-area="{_e(f.area)}" data-level="{_e(f.level)}">'
         f"<h2><code>{_e(f.id)}</code> {_e(f.title)}"
         f"<span class=tag>{_e(f.level)}</span><span class=tag>{_e(f.area)}</span></h2>"
-        f"{quote}<table>{rows}</table></article>"
+        f"{official}{quote}<table>{rows}</table></article>"
     )
 
 

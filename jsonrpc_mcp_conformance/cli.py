@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fnmatch
 import json
 import logging
 import os
@@ -33,7 +32,7 @@ import anyio
 
 from ._html import to_html
 from .baseline import BaselineError, Expected, apply_baseline, load_baseline, stale_entries
-from .fixtures import ALL_REVISIONS, Fixture, FixtureError, load_spec, select_ids
+from .fixtures import ALL_REVISIONS, Fixture, FixtureError, Spec, load_spec, matches, select_ids
 from .httptarget import HttpTarget
 from .report import summary, to_json, to_junit, to_text
 from .runner import HANDSHAKE_ID, Options, Run, run_conformance
@@ -69,9 +68,17 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
         choices=ALL_REVISIONS,
         help="revision to check (repeatable; default: detect)",
     )
-    parser.add_argument("--only", action="append", default=[], help="requirement id glob to run (repeatable)")
     parser.add_argument(
-        "--skip", action="append", default=[], help="requirement id glob to leave out (repeatable)"
+        "--only",
+        action="append",
+        default=[],
+        help="requirement id glob to run, or an official scenario:check id glob (repeatable)",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        help="requirement id glob to leave out, or an official scenario:check id glob (repeatable)",
     )
     parser.add_argument(
         "--expected-failures", type=Path, help="YAML baseline of requirements expected to fail"
@@ -110,6 +117,11 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     # issue 13 item 6 and 7: listing, stale baseline entries, the HTML report
     parser.add_argument(
         "--list", action="store_true", help="print the requirements that would run and exit (no server)"
+    )
+    parser.add_argument(
+        "--official-coverage",
+        action="store_true",
+        help="print which checks of the official suite the requirements test too, and exit (no server)",
     )
     parser.add_argument(
         "--allow-stale",
@@ -276,7 +288,7 @@ def _select(fixtures: list[Fixture], only: Sequence[str], skip: Sequence[str]) -
     """The fixtures ``--only``/``--skip`` choose; a pattern matching no requirement is a usage error."""
     for option, patterns in (("--only", only), ("--skip", skip)):
         for pattern in patterns:
-            if not any(fnmatch.fnmatchcase(f.id, pattern) for f in fixtures):
+            if not any(matches(f, pattern) for f in fixtures):
                 raise UsageError(f"{option} {pattern!r} matches no requirement (see --list)")
     chosen = select_ids(fixtures, only, skip)
     if not chosen:
@@ -285,13 +297,30 @@ def _select(fixtures: list[Fixture], only: Sequence[str], skip: Sequence[str]) -
 
 
 def _listing(fixtures: list[Fixture], revisions: Sequence[str] | None) -> str:
-    """``--list``: one line per requirement that would run: id, level, revisions, title."""
+    """``--list``: one line per requirement that would run: id, level, revisions, title (and the
+    official suite's checks testing the same thing, in brackets)."""
     lines = []
     for fixture in fixtures:
         chosen = [r for r in fixture.revisions if not revisions or r in revisions]
         if chosen:
-            lines.append(f"{fixture.id}  {fixture.level}  {','.join(chosen)}  {fixture.title}")
+            official = f"  [official: {', '.join(fixture.official)}]" if fixture.official else ""
+            lines.append(f"{fixture.id}  {fixture.level}  {','.join(chosen)}  {fixture.title}{official}")
     lines.append(f"{len(lines)} requirements")
+    return "\n".join(lines) + "\n"
+
+
+def _official_coverage(spec: Spec, fixtures: Sequence[Fixture] | None = None) -> str:
+    """``--official-coverage``: each known official check with the requirements naming it ("-": none),
+    then the totals."""
+    covering: dict[str, list[str]] = {check: [] for check in spec.official}
+    for fixture in spec.fixtures if fixtures is None else fixtures:
+        for check in fixture.official:
+            covering.setdefault(check, []).append(fixture.id)
+    lines = [f"official checks ({', '.join(spec.official_versions)}) and the requirements testing the same:"]
+    for check, ids in sorted(covering.items()):
+        lines.append(f"  {check}  {', '.join(ids) if ids else '-'}")
+    covered = sum(1 for ids in covering.values() if ids)
+    lines.append(f"{covered} of {len(covering)} official checks covered by a requirement")
     return "\n".join(lines) + "\n"
 
 
@@ -321,6 +350,9 @@ def main(
         return EXIT_FIXTURES
     try:
         fixtures = _select(spec.fixtures, args.only, args.skip)
+        if args.official_coverage:
+            out.write(_official_coverage(spec, fixtures))
+            return EXIT_OK
         if args.list:
             out.write(_listing(fixtures, args.revision))
             return EXIT_OK

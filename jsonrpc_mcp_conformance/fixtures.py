@@ -9,6 +9,11 @@ Each requirement names the official text it checks: ``level`` (the RFC 2119 keyw
 specification, or ``derived`` from several sentences) and ``spec`` with ``url`` (a full URL; ``{revision}``
 stands for the revision checked; ``url_by_revision`` overrides it where a page moved) and ``quote``.
 
+A requirement that tests the same thing as a check of the official suite
+(``@modelcontextprotocol/conformance``) names it in ``official``: a list of ``scenario:check`` ids, each
+one of those ``spec/official-checks.json`` records (the checks the suite's versions emitted), so a typo
+is a load-time error.
+
 Generators are expanded when a fixture is loaded, so the runner sees plain JSON: an object that is
 exactly ``{"$repeat": S, "$times": N}`` becomes the string S repeated N times (e.g. a 1 MiB payload
 that would otherwise be stored in the file).
@@ -16,6 +21,7 @@ that would otherwise be stored in the file).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import json
 import re
@@ -33,11 +39,14 @@ __all__ = [
     "SOURCES",
     "Fixture",
     "FixtureError",
+    "OfficialCheck",
     "Spec",
     "default_spec_dir",
     "expand_generators",
     "expand_revisions",
+    "load_official_checks",
     "load_spec",
+    "matches",
     "select_ids",
 ]
 
@@ -55,6 +64,10 @@ URL_RE = re.compile(r"^https://[^\s]+$")
 SPEC_KEYS = {"url", "url_by_revision", "quote"}
 MAX_GENERATED = 64 * 1024 * 1024  # characters one $repeat generator may produce
 ID_RE = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*(?::[a-z0-9]+(?:[-_.][a-z0-9]+)*)+$")
+# an official check id: the suite's scenario name, a colon, the check's id (which may hold "$", as in
+# json-schema-2020-12:json-schema-2020-12-$defs)
+OFFICIAL_ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*:[A-Za-z0-9$][A-Za-z0-9$_.-]*$")
+OFFICIAL_CHECKS_FILE = "official-checks.json"
 FIXTURE_KEYS = {
     "id",
     "title",
@@ -69,6 +82,7 @@ FIXTURE_KEYS = {
     "steps",
     "invariant",
     "except",
+    "official",
 }
 
 
@@ -128,6 +142,7 @@ class Fixture:
     # (revisions, transports, reason): combinations of the lists above where the fixture does not apply
     exceptions: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
     source: str = "spec"  # one of SOURCES
+    official: tuple[str, ...] = ()  # the official suite's scenario:check ids testing the same thing
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -153,12 +168,23 @@ class Fixture:
         )
 
 
+@dataclass(frozen=True)
+class OfficialCheck:
+    """One check of the official suite: ``scenario:check``, the suite versions that emit it, what it says."""
+
+    id: str
+    versions: tuple[str, ...]
+    description: str
+
+
 @dataclass
 class Spec:
     fixtures: list[Fixture]
     manifest: dict[str, Any]
     examples: list[dict[str, Any]]
     directory: Path
+    official: dict[str, OfficialCheck] = field(default_factory=dict)  # the known official checks, by id
+    official_versions: tuple[str, ...] = ()  # the suite versions the known checks were taken from
 
     def by_id(self) -> dict[str, Fixture]:
         return {f.id: f for f in self.fixtures}
@@ -205,7 +231,49 @@ def expand_generators(value: Any) -> Any:
     return value
 
 
-def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -> Fixture | None:
+def load_official_checks(directory: Path) -> tuple[dict[str, OfficialCheck], tuple[str, ...]]:
+    """The official checks ``directory/official-checks.json`` records and the suite versions they come
+    from (none when the file is absent); :class:`FixtureError` when it is malformed."""
+    path = directory / OFFICIAL_CHECKS_FILE
+    if not path.is_file():
+        return {}, ()
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        versions = tuple(str(v) for v in document["versions"])
+        checks: dict[str, OfficialCheck] = {}
+        for item in document["checks"]:
+            check = OfficialCheck(str(item["id"]), tuple(item["versions"]), str(item.get("description", "")))
+            unlisted = set(check.versions) - set(versions)
+            if not OFFICIAL_ID_RE.match(check.id) or check.id in checks or unlisted:
+                raise ValueError(f"check {check.id!r}: a malformed or repeated id, or a version not listed")
+            checks[check.id] = check
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FixtureError(f"{OFFICIAL_CHECKS_FILE}: {exc}") from None
+    return checks, versions
+
+
+def _official_problems(value: Any, known: dict[str, OfficialCheck]) -> list[str]:
+    """What is wrong with a fixture's ``official`` list (each entry a known ``scenario:check`` id)."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        return ["official must be a non-empty list of scenario:check ids"]
+    problems = [f"official: {v!r} is listed twice" for v in sorted(set(value)) if value.count(v) > 1]
+    for item in value:
+        if not OFFICIAL_ID_RE.match(item):
+            problems.append(f"official: {item!r} is not a scenario:check id")
+        elif item not in known:
+            close = difflib.get_close_matches(item, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"official: {item!r} is no check in {OFFICIAL_CHECKS_FILE}{hint}")
+    return problems
+
+
+def _fixture(
+    entry: dict[str, Any],
+    file: str,
+    area: str,
+    problems: list[str],
+    official: dict[str, OfficialCheck] | None = None,
+) -> Fixture | None:
     where = f"{file}: {entry.get('id', '<no id>')}"
     unknown = set(entry) - FIXTURE_KEYS
     if unknown:
@@ -250,6 +318,9 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
             problems.append(f"{where}: step: {exc}")
         if set(step.get("transports", ())) - set(TRANSPORTS):
             problems.append(f"{where}: step: unknown transports {step['transports']}")
+    if "official" in entry:
+        found = _official_problems(entry["official"], official or {})
+        problems.extend(f"{where}: {problem}" for problem in found)
     exceptions = []
     for item in entry.get("except", ()):
         try:
@@ -277,6 +348,7 @@ def _fixture(entry: dict[str, Any], file: str, area: str, problems: list[str]) -
         steps=steps,
         invariant=entry.get("invariant"),
         exceptions=tuple(exceptions),
+        official=tuple(v for v in entry.get("official") or () if isinstance(v, str)),
         raw=entry,
     )
 
@@ -286,6 +358,7 @@ def load_spec(directory: Path | None = None, *, check: bool = True) -> Spec:
     directory = directory or default_spec_dir()
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     problems: list[str] = []
+    official, official_versions = load_official_checks(directory)
     fixtures: list[Fixture] = []
     found: dict[str, str] = {}
     for path in sorted((directory / "mcp").glob("*.json")):
@@ -293,7 +366,7 @@ def load_spec(directory: Path | None = None, *, check: bool = True) -> Spec:
         document = json.loads(path.read_text(encoding="utf-8"))
         area = document.get("area", path.stem)
         for entry in document.get("requirements", []):
-            fixture = _fixture(entry, rel, area, problems)
+            fixture = _fixture(entry, rel, area, problems, official)
             if fixture is None:
                 continue
             if fixture.id in found:
@@ -315,21 +388,33 @@ def load_spec(directory: Path | None = None, *, check: bool = True) -> Spec:
     for rid, file in found.items():
         if rid not in declared:
             problems.append(f"{file}: fixture {rid} names no requirement in the manifest")
-    spec = Spec(fixtures=fixtures, manifest=manifest, examples=examples, directory=directory)
+    spec = Spec(
+        fixtures=fixtures,
+        manifest=manifest,
+        examples=examples,
+        directory=directory,
+        official=official,
+        official_versions=official_versions,
+    )
     if check and problems:
         raise FixtureError("\n".join(problems))
     return spec
 
 
+def matches(fixture: Fixture, pattern: str) -> bool:
+    """Whether the glob ``pattern`` matches the fixture's id or one of its official check ids."""
+    return any(fnmatch.fnmatchcase(name, pattern) for name in (fixture.id, *fixture.official))
+
+
 def select_ids(
     fixtures: Sequence[Fixture], only: Sequence[str] = (), skip: Sequence[str] = ()
 ) -> list[Fixture]:
-    """Fixtures whose id matches any ``only`` glob (all when empty) and no ``skip`` glob."""
+    """Fixtures matching any ``only`` glob (all when empty) and no ``skip`` glob (see :func:`matches`)."""
     chosen = []
     for fixture in fixtures:
-        if only and not any(fnmatch.fnmatchcase(fixture.id, p) for p in only):
+        if only and not any(matches(fixture, p) for p in only):
             continue
-        if any(fnmatch.fnmatchcase(fixture.id, p) for p in skip):
+        if any(matches(fixture, p) for p in skip):
             continue
         chosen.append(fixture)
     return chosen

@@ -55,6 +55,8 @@ def to_text(run: Run, *, verbose: bool = False) -> str:
             if v.expected_failure:
                 mark = "XFAIL" if v.status in (FAIL, ERROR) else "XPASS (expected to fail, now passes)"
             lines.append(f"  {mark} {v.id} [{v.revision}, {v.fixture.level}] {v.fixture.title}")
+            if v.fixture.official:
+                lines.append(f"      official: {', '.join(v.fixture.official)}")
             if v.status in (FAIL, ERROR):
                 lines.append(f"      spec: {_page(v)}")
                 if v.fixture.quote:
@@ -96,6 +98,7 @@ def _verdict_json(v: Verdict) -> dict[str, Any]:
         "source": v.fixture.source,
         "title": v.fixture.title,
         "spec": {"url": _page(v), "quote": v.fixture.quote},
+        "official": list(v.fixture.official),
         "expected_failure": v.expected_failure,
         "seconds": round(v.seconds, 4),
     }
@@ -153,6 +156,7 @@ def to_junit(run: Run) -> str:
                     [
                         f"spec: {_page(v)}",
                         f"says ({v.fixture.source}): {v.fixture.quote}",
+                        *([f"official: {', '.join(v.fixture.official)}"] if v.fixture.official else []),
                         *v.problems,
                         f"expected: {v.expected}",
                         f"actual: {v.actual}",

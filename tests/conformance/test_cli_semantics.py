@@ -94,7 +94,8 @@ def test_list_prints_what_would_run_without_starting_the_server(tmp_path: Path) 
     ]
     lines = text.splitlines()
     assert lines[-1] == f"{len(chosen)} requirements" and len(chosen) > 3
-    assert lines[:-1] == [f"{f.id}  {f.level}  2024-11-05  {f.title}" for f in chosen]
+    official = {f.id: f"  [official: {', '.join(f.official)}]" if f.official else "" for f in chosen}
+    assert lines[:-1] == [f"{f.id}  {f.level}  2024-11-05  {f.title}{official[f.id]}" for f in chosen]
     assert all("2025-11-25" not in line for line in lines)
 
 
