@@ -77,6 +77,7 @@ class HttpSession:
         self.id_header = session_id.encode() if session_id is not None else None  # Mcp-Session-Id value
         self.app = app
         self.mcp = ServerSession(app.server, transport="http")
+        self.mcp.session_id = session_id
         self.store: EventStore | None = app.event_store_factory() if session_id is not None else None
         self.standalone = EventStream("_", self.store)
         self.endpoint = Endpoint(

@@ -80,6 +80,7 @@ class ServerSession:
         self._thread = threading.get_ident()
         self.log_threshold = level_index(server.default_log_level) if log_threshold is None else log_threshold
         self.subscriptions: set[str] = set()
+        self.session_id: str | None = None  # the transport's id of the session (Mcp-Session-Id), if any
 
     @classmethod
     def ready(

@@ -1,0 +1,283 @@
+"""OpenTelemetry for MCP servers, by the semantic conventions for MCP; and a JSON access log.
+
+Theory of operation
+-------------------
+Telemetry is a middleware (:class:`Telemetry`) on the server's one request pipeline, so every
+request of every transport and era passes it. For each request it starts a SERVER span named
+``{mcp.method.name} {target}`` (the target being the tool or prompt name when there is one) with
+the attributes the conventions give (``mcp.method.name``, ``jsonrpc.request.id``,
+``gen_ai.tool.name`` and ``gen_ai.operation.name = execute_tool``, ``gen_ai.prompt.name``,
+``mcp.resource.uri``, ``mcp.protocol.version``, ``mcp.session.id`` in the handshake era,
+``network.transport``: ``pipe`` for stdio, ``tcp`` for HTTP), and records its duration in the
+``mcp.server.operation.duration`` histogram. A JSON-RPC error sets ``error.type`` and
+``rpc.response.status_code`` to its code and the span status to ERROR; a tool result with
+``isError`` sets ``error.type = tool_error``. Handshake sessions are timed from ``attach`` to
+``detach`` into ``mcp.server.session.duration``.
+
+The parent of the span is the trace context the client put in ``params._meta`` (``traceparent``,
+``tracestate``, ``baggage``; reserved and normative in 2026-07-28), extracted with the globally
+configured propagator; the ambient context at that point (an HTTP server span, if the ASGI app is
+instrumented) is linked, or becomes the parent when the request carries none.
+
+Only the OpenTelemetry *API* is used (``pip install jsonrpc-mcp[otel]``), imported when telemetry
+is switched on. ``Server(telemetry=None)`` (the default) switches it on when the server starts
+serving, and only if an application has already configured OpenTelemetry (its ``opentelemetry``
+modules are imported and a real tracer or meter provider is installed, as ``opentelemetry-instrument``
+or the SDK in code does): a server nobody observes imports nothing and pays nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server._pipeline import Call, CallNext
+    from .server._server import Server
+    from .server._session import ServerSession
+
+__all__ = ["AccessLog", "JsonLogFormatter", "Telemetry", "configured", "instrument"]
+
+_TRANSPORT = {"stdio": "pipe", "http": "tcp", "sse": "tcp"}
+_PROPAGATED = ("traceparent", "tracestate", "baggage")
+# seconds: the bucket boundaries the MCP conventions advise for both duration histograms
+_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+_SCOPE = "jsonrpc_mcp"
+
+
+def configured() -> bool:
+    """Whether an application has set up OpenTelemetry in this process (a real tracer or meter
+    provider is installed). Never imports OpenTelemetry itself."""
+    trace = sys.modules.get("opentelemetry.trace")
+    metrics = sys.modules.get("opentelemetry.metrics")
+    if trace is None and metrics is None:
+        return False
+    default = ("ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider", "NoOpMeterProvider")
+    providers = []
+    if trace is not None:
+        providers.append(trace.get_tracer_provider())
+    if metrics is not None:
+        providers.append(metrics.get_meter_provider())
+    return any(type(p).__name__ not in default for p in providers)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+class Telemetry:
+    """The middleware that makes spans and metrics (see the module docs).
+
+    ``record_arguments`` / ``record_results`` opt into ``gen_ai.tool.call.arguments`` and
+    ``gen_ai.tool.call.result`` (they may hold sensitive data); ``resource_uri_in_name`` opts into
+    the resource URI as the span name's target (high cardinality). ``tracer_provider`` and
+    ``meter_provider`` default to the global ones.
+    """
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        record_arguments: bool = False,
+        record_results: bool = False,
+        resource_uri_in_name: bool = False,
+    ) -> None:
+        from opentelemetry import metrics, propagate, trace
+
+        self._trace = trace
+        self._propagate = propagate
+        self.tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=tracer_provider)
+        meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
+        self.operations = meter.create_histogram(
+            "mcp.server.operation.duration",
+            unit="s",
+            description="MCP request duration as observed on the receiver",
+            explicit_bucket_boundaries_advisory=_BUCKETS,
+        )
+        self.sessions = meter.create_histogram(
+            "mcp.server.session.duration",
+            unit="s",
+            description="The duration of the MCP session as observed on the MCP server",
+            explicit_bucket_boundaries_advisory=_BUCKETS,
+        )
+        self.record_arguments = record_arguments
+        self.record_results = record_results
+        self.resource_uri_in_name = resource_uri_in_name
+        self._started: dict[int, float] = {}  # id(session) -> when it was attached
+
+    # -- requests -----------------------------------------------------------------------------------
+    async def __call__(self, call: Call, call_next: CallNext) -> Any:
+        attributes, name = self._describe(call)
+        ambient = self._trace.get_current_span().get_span_context()
+        meta = call.params.get("_meta")
+        carrier = {k: meta[k] for k in _PROPAGATED if isinstance(meta, dict) and isinstance(meta.get(k), str)}
+        parent = self._propagate.extract(carrier) if carrier else None
+        links = [self._trace.Link(ambient)] if parent is not None and ambient.is_valid else None
+        started = time.perf_counter()
+        error: str | None = None
+        with self.tracer.start_as_current_span(
+            name,
+            context=parent,
+            kind=self._trace.SpanKind.SERVER,
+            attributes=attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await call_next(call)
+            except BaseException as exc:
+                error = self._failed(span, exc)
+                raise
+            else:
+                if isinstance(result, dict) and result.get("isError") is True:
+                    error = "tool_error"
+                    span.set_attribute("error.type", error)
+                    span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "tool_error"))
+                elif self.record_results and call.method == "tools/call" and isinstance(result, dict):
+                    span.set_attribute("gen_ai.tool.call.result", _json(result))
+                return result
+            finally:
+                metric = {k: v for k, v in attributes.items() if k not in _SPAN_ONLY}
+                if error is not None:
+                    metric["error.type"] = error
+                    if error.lstrip("-").isdigit():
+                        metric["rpc.response.status_code"] = error
+                self.operations.record(time.perf_counter() - started, metric)
+
+    def _describe(self, call: Call) -> tuple[dict[str, Any], str]:
+        attributes: dict[str, Any] = {"mcp.method.name": call.method}
+        target = None
+        params = call.params
+        if call.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(call.request_id)
+        if call.revision is not None:
+            attributes["mcp.protocol.version"] = call.revision.version
+        transport = _TRANSPORT.get(call.transport)
+        if transport is not None:
+            attributes["network.transport"] = transport
+        if call.method == "tools/call" and isinstance(params.get("name"), str):
+            target = params["name"]
+            attributes["gen_ai.tool.name"] = target
+            attributes["gen_ai.operation.name"] = "execute_tool"
+            if self.record_arguments and isinstance(params.get("arguments"), dict):
+                attributes["gen_ai.tool.call.arguments"] = _json(params["arguments"])
+        elif call.method == "prompts/get" and isinstance(params.get("name"), str):
+            target = params["name"]
+            attributes["gen_ai.prompt.name"] = target
+        elif isinstance(params.get("uri"), str) and call.method.startswith("resources/"):
+            attributes["mcp.resource.uri"] = params["uri"]
+            if self.resource_uri_in_name:
+                target = params["uri"]
+        session_id = getattr(call.session, "session_id", None) if call.session is not None else None
+        if session_id:
+            attributes["mcp.session.id"] = session_id
+        return attributes, f"{call.method} {target}" if target else call.method
+
+    def _failed(self, span: Any, exc: BaseException) -> str:
+        code = getattr(exc, "code", None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            kind = str(code)
+            span.set_attribute("rpc.response.status_code", kind)
+            message = getattr(exc, "message", None) or str(exc)
+        else:
+            kind = type(exc).__qualname__
+            message = str(exc) or kind
+        span.set_attribute("error.type", kind)
+        span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
+        return kind
+
+    # -- sessions -----------------------------------------------------------------------------------
+    def session_started(self, session: ServerSession) -> None:
+        self._started[id(session)] = time.perf_counter()
+
+    def session_ended(self, session: ServerSession) -> None:
+        started = self._started.pop(id(session), None)
+        if started is None or session.revision is None:  # never opened: not an MCP session
+            return
+        attributes: dict[str, Any] = {"mcp.protocol.version": session.revision.version}
+        transport = _TRANSPORT.get(session.transport)
+        if transport is not None:
+            attributes["network.transport"] = transport
+        self.sessions.record(time.perf_counter() - started, attributes)
+
+
+_SPAN_ONLY = frozenset({"jsonrpc.request.id", "mcp.session.id", "gen_ai.tool.call.arguments"})
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def instrument(server: Server, **options: Any) -> Telemetry:
+    """Switch telemetry on for ``server`` (options: see :class:`Telemetry`); returns the middleware."""
+    telemetry = Telemetry(**options)
+    server.add_middleware(telemetry)
+    return telemetry
+
+
+# -- logs ---------------------------------------------------------------------------------------------
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per log record: ``ts``, ``level``, ``logger``, ``message``, and the access
+    log's fields when the record carries them."""
+
+    FIELDS = ("request_id", "method", "revision", "session", "transport", "duration_ms", "outcome")
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": round(record.created, 6),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for name in self.FIELDS:
+            if hasattr(record, name):
+                entry[name] = getattr(record, name)
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+class AccessLog:
+    """A middleware writing one INFO record per request to ``jsonrpc_mcp.access``: its id, method,
+    revision, session, transport, duration and outcome (``ok``, ``tool_error`` or the error code)."""
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self.logger = logger or logging.getLogger("jsonrpc_mcp.access")
+
+    async def __call__(self, call: Call, call_next: CallNext) -> Any:
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            result = await call_next(call)
+            if isinstance(result, dict) and result.get("isError") is True:
+                outcome = "tool_error"
+            return result
+        except BaseException as exc:
+            code = getattr(exc, "code", None)
+            outcome = str(code) if isinstance(code, int) else type(exc).__qualname__
+            raise
+        finally:
+            duration = round((time.perf_counter() - started) * 1000, 3)
+            self.logger.info(
+                "%s %s",
+                call.method,
+                outcome,
+                extra={
+                    "request_id": call.request_id,
+                    "method": call.method,
+                    "revision": call.revision.version if call.revision is not None else None,
+                    "session": getattr(call.session, "session_id", None)
+                    if call.session is not None
+                    else None,
+                    "transport": call.transport,
+                    "duration_ms": duration,
+                    "outcome": outcome,
+                },
+            )
