@@ -66,6 +66,7 @@ def _serve_options() -> argparse.ArgumentParser:
     parser.add_argument("--max-sessions", type=int, default=10_000)  # 0: no limit
     parser.add_argument("--ssl-certfile")  # --http over TLS: passed to uvicorn
     parser.add_argument("--ssl-keyfile")
+    parser.add_argument("--log-format", choices=["text", "json"], default="text")  # json: JSON, access log
     return parser
 
 
@@ -119,6 +120,11 @@ def _serve(args: argparse.Namespace) -> int:
     server = _load_for_serving(args.target, target_args)
     if server is None:
         return 2
+    if options.log_format == "json":
+        from .telemetry import LOG_FORMAT_ENV, use_json_logs
+
+        use_json_logs(server)
+        os.environ[LOG_FORMAT_ENV] = "json"  # for --workers, whose processes load the server again
     if options.http:
         from .http._serve import serve_http
 

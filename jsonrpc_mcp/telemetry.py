@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .server._server import Server
     from .server._session import ServerSession
 
-__all__ = ["AccessLog", "JsonLogFormatter", "Telemetry", "configured", "instrument"]
+__all__ = ["AccessLog", "JsonLogFormatter", "Telemetry", "configured", "instrument", "use_json_logs"]
 
 _TRANSPORT = {"stdio": "pipe", "http": "tcp", "sse": "tcp"}
 _PROPAGATED = ("traceparent", "tracestate", "baggage")
@@ -281,3 +281,26 @@ class AccessLog:
                     "outcome": outcome,
                 },
             )
+
+
+LOG_FORMAT_ENV = "JSONRPC_MCP_LOG_FORMAT"  # "json": what ``serve --log-format json`` sets for its workers
+
+
+def use_json_logs(server: Server) -> None:
+    """``serve --log-format json``: every record on stderr as one JSON object (the root logger's
+    handlers get :class:`JsonLogFormatter`), and one access record per request (:class:`AccessLog`,
+    at INFO whatever the level of the rest)."""
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.StreamHandler(sys.stderr))
+    for handler in root.handlers:
+        handler.setFormatter(JsonLogFormatter())
+    access = logging.getLogger("jsonrpc_mcp.access")
+    access.setLevel(logging.INFO)
+    if root.level > logging.INFO:  # the root's handlers may filter by level too: let access records by
+        for handler in root.handlers:
+            handler.setLevel(logging.NOTSET)
+        root.setLevel(logging.INFO)
+        for name in ("jsonrpc_mcp", "uvicorn", "uvicorn.error"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+    server.add_middleware(AccessLog(access))

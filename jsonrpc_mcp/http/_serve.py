@@ -136,4 +136,9 @@ def worker_app() -> McpHttpApp:
     """The app of one ``--workers`` process (uvicorn calls this factory in each worker)."""
     spec = json.loads(os.environ[_ENV])
     sys.argv = [spec["target"], *spec["args"]]
-    return McpHttpApp(load_target(spec["target"]), **spec["options"])
+    server = load_target(spec["target"])
+    if os.environ.get("JSONRPC_MCP_LOG_FORMAT") == "json":
+        from ..telemetry import use_json_logs
+
+        use_json_logs(server)
+    return McpHttpApp(server, **spec["options"])
