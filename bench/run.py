@@ -146,6 +146,48 @@ def _baseline_ratio_defs(ours: str, window: int) -> list[RatioDef]:
     ]
 
 
+def _telemetry_specs() -> list[ServerSpec]:
+    """Ours with OpenTelemetry on: on the bare API (``otel-api``) and recording everything with the
+    SDK's in-memory exporters (``otel-sdk``); telemetry off is ``ours``. Only where the SDK is
+    installed (the dev extra has it)."""
+    if importlib.util.find_spec("opentelemetry.sdk") is None:
+        return []
+    argv = (sys.executable, "-m", "jsonrpc_mcp", "serve", "bench/servers/echo_otel.py")
+    return [
+        ServerSpec("otel-api", "ours, telemetry on, no SDK", argv, env=(("MCPBENCH_OTEL", "api"),)),
+        ServerSpec(
+            "otel-sdk", "ours, telemetry on, SDK + in-memory exporter", argv, env=(("MCPBENCH_OTEL", "sdk"),)
+        ),
+    ]
+
+
+def _telemetry_ratio_defs(window: int) -> list[RatioDef]:
+    if importlib.util.find_spec("opentelemetry.sdk") is None:
+        return []
+    out = []
+    for peer, what in (("otel-api", "no SDK"), ("otel-sdk", "SDK, in-memory exporter")):
+        key = peer.replace("-", "_")
+        out += [
+            RatioDef(
+                f"{key}_vs_ours_seq_calls_per_s",
+                peer,
+                "ours",
+                "seq_calls_per_s",
+                f"seq calls/s, telemetry on ({what})",
+                note="(1: telemetry costs nothing)",
+            ),
+            RatioDef(
+                f"{key}_vs_ours_inflight_server_cpu",
+                peer,
+                "ours",
+                "inflight_server_cpu_us_per_call",
+                f"server CPU/call {window}-inflight, telemetry on ({what})",
+                note="(1: telemetry costs nothing)",
+            ),
+        ]
+    return out
+
+
 def server_specs(transport: Transport) -> dict[str, ServerSpec]:
     py = sys.executable
     ours = f"jsonrpc_mcp {_version('jsonrpc-mcp')}"
@@ -157,6 +199,7 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
             ServerSpec("raw", "raw (orjson readline loop)", (py, "bench/servers/raw_echo.py")),
             *_peer_specs(transport),
             *_baseline_specs(transport),
+            *_telemetry_specs(),
         ]
     else:
         serve = (
@@ -410,6 +453,7 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
             ),
             *_peer_ratio_defs("ours", window),
             *_baseline_ratio_defs("ours", window),
+            *_telemetry_ratio_defs(window),
         ]
     target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 80%)", "(target <= 1.3x)"
     return [
