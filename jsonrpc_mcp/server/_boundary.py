@@ -9,11 +9,20 @@ revision's data; the request router calls it for every request of every transpor
 :meth:`Server.call_tool` for what escapes a tool. An unexpected exception is logged with its
 traceback (on stderr) and becomes -32603 ``Internal error``: its text never reaches the client
 through this path.
+
+Masking (``Server(mask_errors=True)``, the default): an unexpected exception escaping a tool or a
+resource/prompt handler may carry paths, queries or secrets in its text, so the client is told only
+that it failed and a reference (``Tool 'x' failed: an internal error (reference 3f9a...)``), and
+the log line with the traceback carries the same reference. A :class:`ToolError` or a
+:class:`JsonRpcError` raised on purpose is the message the author chose and keeps it; so does the
+client's own failure to help (a capability or client error, a request to it that timed out).
+``mask_errors=False`` shows the exception's type and text, for development.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from ..errors import (
@@ -24,7 +33,7 @@ from ..errors import (
     ToolError,
     UrlElicitationRequired,
 )
-from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
+from ..jsonrpc.errors import ConnectionClosed, InternalError, InvalidParams, JsonRpcError, RequestTimeout
 from ..revisions import Revision
 
 __all__ = ["InvalidArguments", "to_wire", "tool_error"]
@@ -45,6 +54,11 @@ def tool_error(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
+def reference() -> str:
+    """A short random id tying a masked error's answer to its log line."""
+    return os.urandom(6).hex()
+
+
 def to_wire(
     exc: Exception,
     revision: Revision | None,
@@ -52,15 +66,17 @@ def to_wire(
     *,
     tool: str | None = None,
     handler: str | None = None,
+    mask: bool = True,
 ) -> JsonRpcError | dict[str, Any]:
     """What ``exc``, escaping the handler of ``method``, becomes: a JSON-RPC error, or (``tool``
     given: it escaped that tool or its argument check) possibly an ``isError`` tool result.
-    ``handler`` names the resource or prompt whose function raised, for the -32603 message.
+    ``handler`` names the resource or prompt whose function raised, for the -32603 message;
+    ``mask`` hides an unexpected exception's text behind a reference (see the module docs).
 
     Call it from the ``except`` block (an unexpected exception is logged with its traceback).
     """
     if tool is not None:
-        result = _tool_plane(exc, revision, tool)
+        result = _tool_plane(exc, revision, tool, mask)
         if result is not None:
             return result
     elif handler is not None and not isinstance(exc, MissingClientCapability):
@@ -68,6 +84,10 @@ def to_wire(
             logger.warning("%s: %s", handler, exc.message)
             return InternalError(f"Internal error: the handler of {handler} failed: {exc.message}")
         if not isinstance(exc, JsonRpcError):  # (a JsonRpcError is the wire error the handler chose)
+            if mask:
+                ref = reference()
+                logger.exception("%s: the handler raised (reference %s)", handler, ref)
+                return InternalError(f"Internal error: the handler of {handler} failed (reference {ref})")
             logger.exception("%s: the handler raised", handler)
             return InternalError(
                 f"Internal error: the handler of {handler} failed: {type(exc).__name__}: {exc}"
@@ -85,7 +105,7 @@ def to_wire(
     return InternalError("Internal error")
 
 
-def _tool_plane(exc: Exception, revision: Revision | None, tool: str) -> dict[str, Any] | None:
+def _tool_plane(exc: Exception, revision: Revision | None, tool: str, mask: bool) -> dict[str, Any] | None:
     """The ``isError`` result for an exception of the tool-result plane, else None."""
     if isinstance(exc, ToolError):
         return tool_error(str(exc))
@@ -106,7 +126,14 @@ def _tool_plane(exc: Exception, revision: Revision | None, tool: str) -> dict[st
     if isinstance(exc, (CapabilityError, ClientError)):  # the client cannot or did not help
         logger.info("tool %r: %s", tool, exc.message)
         return tool_error(f"Tool {tool!r} failed: {exc.message}")
+    if isinstance(exc, (RequestTimeout, ConnectionClosed)):  # the client did not answer the tool's ask
+        logger.info("tool %r: %s", tool, exc)
+        return tool_error(f"Tool {tool!r} failed: {type(exc).__name__}: {exc}")
     if isinstance(exc, JsonRpcError):
         return None
+    if mask:
+        ref = reference()
+        logger.exception("tool %r raised (reference %s)", tool, ref)
+        return tool_error(f"Tool {tool!r} failed: an internal error (reference {ref})")
     logger.exception("tool %r raised", tool)
     return tool_error(f"Tool {tool!r} failed: {type(exc).__name__}: {exc}")

@@ -337,7 +337,7 @@ async def _run(handler: _Handler, arguments: dict[str, Any], ctx: Context, what:
     try:
         return await handler(arguments, ctx)
     except Exception as exc:
-        error = to_wire(exc, ctx.revision, ctx.method, handler=what)
+        error = to_wire(exc, ctx.revision, ctx.method, handler=what, mask=ctx.session.server.mask_errors)
         if error is exc:
             raise
         assert isinstance(error, JsonRpcError)

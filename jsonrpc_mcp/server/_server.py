@@ -67,6 +67,10 @@ class Server:
     ``lifespan``: ``fn(server)`` returning an async context manager (``contextlib.asynccontextmanager``),
     entered once before the first request is served (over stdio, in-process, and in each HTTP worker)
     and exited at shutdown; what it yields reaches handlers as ``ctx.lifespan`` (see :meth:`running`).
+
+    ``mask_errors`` (default True): an unexpected exception escaping a tool, resource or prompt is
+    answered with "failed: an internal error (reference ...)", its traceback logged with the same
+    reference; a ``ToolError`` keeps its message. False shows the exception's text (development).
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class Server:
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
         lifespan: Lifespan | None = None,
+        mask_errors: bool = True,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -135,6 +140,8 @@ class Server:
         self._capabilities_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         # every request of every transport and era passes through it (and its middleware)
         self.router = Router(self)
+        # an unexpected exception's text stays in the log; the client gets a reference (_boundary)
+        self.mask_errors = mask_errors
 
     # -- lifespan ---------------------------------------------------------------------------------
     def running(self) -> AbstractAsyncContextManager[Any]:
@@ -453,7 +460,7 @@ class Server:
             else:
                 value = await handler(arguments, ctx)
         except Exception as exc:  # an isError result, or the JSON-RPC error the revision says
-            outcome = to_wire(exc, revision, wire.TOOLS_CALL, tool=tool.name)
+            outcome = to_wire(exc, revision, wire.TOOLS_CALL, tool=tool.name, mask=self.mask_errors)
             if outcome is exc:
                 raise
             if isinstance(outcome, JsonRpcError):

@@ -146,7 +146,7 @@ async def test_a_failing_handler_is_an_internal_error_with_a_clear_message(
     def broken() -> str:
         raise TypeError("bad things")
 
-    server = Server("r")
+    server = Server("r", mask_errors=False)
     server.add_resource("res://broken", broken)
     caplog.set_level(logging.ERROR, logger="jsonrpc_mcp.server")
     async with connect(server) as client:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -79,22 +80,36 @@ async def test_tool_error_becomes_an_error_result() -> None:
     }
 
 
-async def test_an_unexpected_exception_becomes_an_error_result_and_is_logged(
+async def test_an_unexpected_exception_is_masked_for_the_client_and_logged_with_its_reference(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     def crash() -> str:
-        raise ZeroDivisionError("division by zero")
+        raise OverflowError("/srv/app/secrets.db: int too large for user 123 (token=abc)")
 
     server = Server("t")
     server.add_tool("crash", crash)
     caplog.set_level(logging.ERROR, logger="jsonrpc_mcp.server")
     result = await _call(server, "crash")
-    assert result == {
+    text = result["content"][0]["text"]
+    assert result["isError"] is True
+    match = re.fullmatch(r"Tool 'crash' failed: an internal error \(reference ([0-9a-f]{12})\)", text)
+    assert match, text
+    assert "secrets" not in text and "OverflowError" not in text  # nothing of the exception leaks
+    record = next(r for r in caplog.records if "crash" in r.getMessage())
+    assert match.group(1) in record.getMessage()  # the log line carries the same reference
+    assert record.exc_info is not None and record.exc_info[0] is OverflowError
+
+
+async def test_with_masking_off_the_exception_text_is_shown() -> None:
+    def crash() -> str:
+        raise ZeroDivisionError("division by zero")
+
+    server = Server("t", mask_errors=False)
+    server.add_tool("crash", crash)
+    assert await _call(server, "crash") == {
         "content": [{"type": "text", "text": "Tool 'crash' failed: ZeroDivisionError: division by zero"}],
         "isError": True,
     }
-    record = next(r for r in caplog.records if "crash" in r.getMessage())
-    assert record.exc_info is not None
 
 
 async def test_a_json_rpc_error_raised_by_a_tool_is_the_response() -> None:

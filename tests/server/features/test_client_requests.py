@@ -221,7 +221,7 @@ async def test_a_form_is_not_sent_to_a_client_that_declared_only_url_mode() -> N
 async def test_a_schema_that_is_not_a_flat_form_is_a_developer_error(
     schema: dict[str, Any], fragment: str
 ) -> None:
-    server = Server("forms")
+    server = Server("forms", mask_errors=False)
     seen: list[tuple[str, Any]] = []
 
     @server.tool()
@@ -266,7 +266,7 @@ ENUM_FORM = {
 
 
 async def _sent_schema(version: str, schema: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    server = Server("forms")
+    server = Server("forms", mask_errors=False)  # the developer error is the point: show it
     seen: list[tuple[str, Any]] = []
 
     @server.tool()

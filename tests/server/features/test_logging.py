@@ -131,7 +131,7 @@ async def test_ctx_log_sends_level_logger_and_data() -> None:
 
 
 async def test_ctx_log_with_an_unknown_level_is_a_developer_error() -> None:
-    server = Server("t")
+    server = Server("t", mask_errors=False)
 
     @server.tool()
     async def bad(ctx: Context) -> str:

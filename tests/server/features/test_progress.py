@@ -62,7 +62,7 @@ async def test_the_message_is_left_out_where_the_revision_has_none() -> None:
 
 @pytest.mark.parametrize("second", [1.0, 0.5])
 async def test_progress_that_does_not_increase_is_a_developer_error(second: float) -> None:
-    server = Server("t")
+    server = Server("t", mask_errors=False)
 
     @server.tool()
     async def stuck(ctx: Context) -> str:

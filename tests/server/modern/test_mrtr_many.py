@@ -26,7 +26,7 @@ TIMEOUT = 5.0
 
 
 def build_server(question: dict[str, str] | None = None) -> Server:
-    server = Server("many")
+    server = Server("many", mask_errors=False)  # the developer errors are shown, not masked
     asked = question if question is not None else {"name": "What is your name?"}
 
     @server.tool()
