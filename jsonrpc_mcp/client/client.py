@@ -86,7 +86,9 @@ class Client:
     ``sampling/createMessage``, ``elicitation/create``, ...) to async functions of the request params:
     they answer the server's requests in the handshake era and its input requests in the modern one.
     ``on_notification(method, params)`` sees every notification from the server. ``log_level`` (modern
-    era) asks each request for ``notifications/message`` of that level and up.
+    era) asks each request for ``notifications/message`` of that level and up. ``extensions`` (id ->
+    settings) are the MCP extensions the client speaks, declared in ``capabilities.extensions``;
+    :attr:`server_extensions` are the server's.
     """
 
     def __init__(
@@ -103,12 +105,17 @@ class Client:
         log_level: str | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        extensions: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
         self.mode = mode
         self.client_info = client_info or {"name": "jsonrpc-mcp", "version": __version__}
         self.capabilities = capabilities if capabilities is not None else {}
+        if extensions:  # SEP-2133: declared in capabilities.extensions (initialize, or every envelope)
+            declared = self.capabilities.get("extensions")
+            merged = {**(declared if isinstance(declared, dict) else {}), **extensions}
+            self.capabilities = {**self.capabilities, "extensions": merged}
         self.requested_version = protocol_version
         self.log_level = log_level
         self.probe_timeout = probe_timeout
@@ -186,6 +193,18 @@ class Client:
     def server_capabilities(self) -> dict[str, Any]:
         caps = self._opening.get("capabilities", {})
         return caps if isinstance(caps, dict) else {}
+
+    @property
+    def server_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the server declared (id -> settings) in ``initialize`` or ``server/discover``."""
+        declared = self.server_capabilities.get("extensions")
+        return declared if isinstance(declared, dict) else {}
+
+    @property
+    def extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions this client declares (id -> settings)."""
+        declared = self.capabilities.get("extensions")
+        return declared if isinstance(declared, dict) else {}
 
     @property
     def instructions(self) -> str | None:

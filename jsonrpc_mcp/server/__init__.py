@@ -12,6 +12,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._context import Context
+    from ._extensions import Extension, ExtensionHandler
     from ._introspect import Arg
     from ._pipeline import Call, CallNext, Middleware
     from ._registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
@@ -24,6 +25,8 @@ __all__ = [
     "CallNext",
     "Completer",
     "Context",
+    "Extension",
+    "ExtensionHandler",
     "Middleware",
     "Prompt",
     "Resource",

@@ -22,6 +22,7 @@ from ..revisions import ALL_REVISIONS, Revision
 from ._boundary import to_wire
 from ._clientlog import LEVELS
 from ._context import Context
+from ._extensions import Extension, ExtensionHandler, check_extension_id
 from ._handshake import State
 from ._lifespan import Lifespan, LifespanScope
 from ._mrtr import DEFAULT_STATE_TTL, RequestStateSealer
@@ -67,6 +68,8 @@ class Server:
     ``lifespan``: ``fn(server)`` returning an async context manager (``contextlib.asynccontextmanager``),
     entered once before the first request is served (over stdio, in-process, and in each HTTP worker)
     and exited at shutdown; what it yields reaches handlers as ``ctx.lifespan`` (see :meth:`running`).
+
+    ``extensions``: MCP extensions (SEP-2133) the server offers (see :meth:`add_extension`).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Server:
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
         lifespan: Lifespan | None = None,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -135,6 +139,11 @@ class Server:
         self._capabilities_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         # every request of every transport and era passes through it (and its middleware)
         self.router = Router(self)
+        # SEP-2133 extensions: id -> extension, and the methods they add (method -> its handler)
+        self.extensions: dict[str, Extension] = {}
+        self.extension_methods: dict[str, tuple[Extension, ExtensionHandler]] = {}
+        for extension in extensions:
+            self.add_extension(extension)
 
     # -- lifespan ---------------------------------------------------------------------------------
     def running(self) -> AbstractAsyncContextManager[Any]:
@@ -165,6 +174,25 @@ class Server:
         """Decorator form of :meth:`add_middleware`."""
         self.add_middleware(fn)
         return fn
+
+    # -- extensions -------------------------------------------------------------------------------
+    def add_extension(self, extension: Extension) -> None:
+        """Offer an MCP extension (SEP-2133): declared in ``capabilities.extensions``, its methods
+        routable, its middleware (if any) run around every request (see :class:`Extension`)."""
+        ext_id = check_extension_id(extension.id)
+        if ext_id in self.extensions:
+            raise RegistrationError(f"extension {ext_id!r} is already added")
+        methods = extension.methods()
+        for method in methods:
+            if method in self.extension_methods or any(method in r.methods for r in self.revisions):
+                raise RegistrationError(f"extension {ext_id!r}: method {method!r} is already defined")
+        self.extensions[ext_id] = extension
+        for method, handler in methods.items():
+            self.extension_methods[method] = (extension, handler)
+        self._capabilities_cache.clear()
+        extension.attach(self)
+        if extension.middleware is not None:
+            self.add_middleware(extension.middleware)
 
     # -- registration -----------------------------------------------------------------------------
     def add_tool(
@@ -395,6 +423,9 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if len(self.prompts):
             caps["prompts"] = {"listChanged": True}
+        declared = {k: e.settings() for k, e in self.extensions.items() if e.serves(revision)}
+        if declared:
+            caps["extensions"] = declared
         return caps
 
     def uses_logging(self) -> bool:
