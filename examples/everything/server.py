@@ -490,6 +490,7 @@ def create_server() -> Server:
     def complete_template_id(value: str, context: dict[str, str]) -> list[str]:
         return [choice for choice in ID_CHOICES if choice.startswith(value)]
 
+    __import__("tasks").add_task_fixtures(server)  # the Tasks extension's (examples/everything/tasks.py)
     return server
 
 

@@ -41,26 +41,30 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import wire
-from ..errors import MissingClientCapability
+from ..errors import MissingClientCapability, RegistrationError
 
 if TYPE_CHECKING:
     from ..revisions import Revision
     from ._context import Context
     from ._pipeline import Call, Middleware
+    from ._server import Server
 
 __all__ = [
     "ERAS",
+    "TASKS_ID",
     "Extension",
     "ExtensionHandler",
     "call_client_extensions",
     "check_extension_id",
     "client_extensions",
     "missing_extension",
+    "register_extension",
 ]
 
 # an extension's request handler: (the request's Context, its params) -> the result object
 ExtensionHandler = Callable[["Context", dict[str, Any]], Awaitable[dict[str, Any]]]
 ERAS = frozenset({"handshake", "stateless"})
+TASKS_ID = "io.modelcontextprotocol/tasks"  # the Tasks extension's identifier (see .tasks)
 
 # the _meta key rules: a prefix of dot-separated labels (letter first, letter or digit last,
 # hyphens inside), a slash, then a name (alphanumeric at both ends; - _ . inside)
@@ -130,3 +134,21 @@ def missing_extension(ext_id: str, what: str) -> MissingClientCapability:
         f"{what} needs the {ext_id!r} extension, which the client did not declare in capabilities.extensions",
         {"extensions": {ext_id: {}}},
     )
+
+
+def register_extension(server: Server, extension: Extension) -> None:
+    """:meth:`Server.add_extension`: check the identifier and the methods, then install them."""
+    ext_id = check_extension_id(extension.id)
+    if ext_id in server.extensions:
+        raise RegistrationError(f"extension {ext_id!r} is already added")
+    methods = extension.methods()
+    for method in methods:
+        if method in server.extension_methods or any(method in r.methods for r in server.revisions):
+            raise RegistrationError(f"extension {ext_id!r}: method {method!r} is already defined")
+    server.extensions[ext_id] = extension
+    for method, handler in methods.items():
+        server.extension_methods[method] = (extension, handler)
+    server._capabilities_cache.clear()
+    extension.attach(server)
+    if extension.middleware is not None:
+        server.add_middleware(extension.middleware)

@@ -22,7 +22,7 @@ from ..revisions import ALL_REVISIONS, Revision
 from ._boundary import to_wire
 from ._clientlog import LEVELS
 from ._context import Context
-from ._extensions import Extension, ExtensionHandler, check_extension_id
+from ._extensions import TASKS_ID, Extension, ExtensionHandler, register_extension
 from ._handshake import State
 from ._lifespan import Lifespan, LifespanScope
 from ._mrtr import DEFAULT_STATE_TTL, RequestStateSealer
@@ -179,20 +179,7 @@ class Server:
     def add_extension(self, extension: Extension) -> None:
         """Offer an MCP extension (SEP-2133): declared in ``capabilities.extensions``, its methods
         routable, its middleware (if any) run around every request (see :class:`Extension`)."""
-        ext_id = check_extension_id(extension.id)
-        if ext_id in self.extensions:
-            raise RegistrationError(f"extension {ext_id!r} is already added")
-        methods = extension.methods()
-        for method in methods:
-            if method in self.extension_methods or any(method in r.methods for r in self.revisions):
-                raise RegistrationError(f"extension {ext_id!r}: method {method!r} is already defined")
-        self.extensions[ext_id] = extension
-        for method, handler in methods.items():
-            self.extension_methods[method] = (extension, handler)
-        self._capabilities_cache.clear()
-        extension.attach(self)
-        if extension.middleware is not None:
-            self.add_middleware(extension.middleware)
+        register_extension(self, extension)
 
     # -- registration -----------------------------------------------------------------------------
     def add_tool(
@@ -208,12 +195,20 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         replace: bool = False,
+        task: str | None = None,
+        defer_task: bool = False,
     ) -> Tool:
         """Register a tool. Without ``input_schema`` the schema is built from ``fn``'s signature.
 
         ``fn`` receives the validated arguments as keyword arguments (and the :class:`Context` in a
         parameter annotated with it). Raises :class:`RegistrationError` for an invalid schema (and,
         with ``strict_tool_names``, for a name breaking the tool-name rules).
+
+        ``task`` ("optional" or "required") runs the tool's calls as tasks of the Tasks extension
+        (SEP-2663; added with its defaults if the server has none): "optional" when the request
+        declares the extension (an ordinary call otherwise), "required" always (-32021 for a client
+        without it). ``defer_task``: the call becomes a task only when the tool calls
+        ``await jsonrpc_mcp.server.tasks.start_task()`` (after asking for input, say).
         """
         ruled = [r for r in self.revisions if r.tool_name_rules]
         if ruled and isinstance(name, str) and not TOOL_NAME.match(name):
@@ -235,6 +230,8 @@ class Server:
             icons=icons,
             meta=meta,
         )
+        if task is not None or TASKS_ID in self.extensions:
+            _mark_task_tool(self, name, task, defer_task)
         self.tools.add(name, tool, replace=replace)
         return tool
 
@@ -253,6 +250,8 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        task: str | None = None,
+        defer_task: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | Callable[..., Any] | None = None, **options: Any) -> Any:
@@ -633,3 +632,15 @@ class Server:
             logger.info("exiting with %d busy worker thread(s) abandoned", len(lingering))
             sys.stderr.flush()
             os._exit(0)
+
+
+def _mark_task_tool(server: Server, name: str, task: str | None, deferred: bool) -> None:
+    """``add_tool(task=...)``: tell the server's Tasks extension (added with its defaults if the
+    server has none) how the tool runs."""
+    tasks = server.extensions.get(TASKS_ID)
+    if tasks is None:
+        from .tasks import TasksExtension  # (loaded by the first tool that runs as a task)
+
+        tasks = TasksExtension()
+        server.add_extension(tasks)
+    tasks.mark(name, task, deferred=deferred)  # type: ignore[attr-defined]
