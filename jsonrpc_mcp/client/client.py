@@ -52,6 +52,7 @@ from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
+from ._tasks import ToolTask, with_tasks_declared
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
 
@@ -373,17 +374,47 @@ class Client:
         return await self._list_all(wire.TOOLS_LIST, "tools")
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        task: bool = False,
     ) -> dict[str, Any]:
         """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError.
 
         Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
-        comes back as it is when the application cannot answer it).
+        comes back as it is when the application cannot answer it). ``task=True`` declares the
+        Tasks extension on the request and, if the server runs the call as a task, waits for its
+        result (see :meth:`start_tool_task`; a failed task raises its error).
         """
+        if task:
+            return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         return await self._with_input(wire.TOOLS_CALL, params, timeout)
+
+    async def start_tool_task(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ToolTask:
+        """Call a tool declaring the Tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28)
+        on the request: the :class:`ToolTask` handle of the task the server created (``get``,
+        ``update``, ``cancel``, ``wait``, ``result``; input requests are answered with the
+        ``request_handlers``), or holding the result when the server answered at once."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        if self.is_modern:
+            params = with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+        created = await self._with_input(wire.TOOLS_CALL, params, timeout)
+
+        async def request(method: str, params: dict[str, Any]) -> Any:
+            return await self.request(
+                method, with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+            )
+
+        return ToolTask(request, self._dispatcher.handlers, created)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list_all(wire.RESOURCES_LIST, "resources")

@@ -25,7 +25,6 @@ Methods (each -32021 for a request not declaring the extension, -32602 for an un
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -127,7 +126,6 @@ class TasksExtension(Extension):
             "lastUpdatedAt": stamp,
             "ttlMs": self.ttl_ms,
             "pollIntervalMs": self.poll_interval_ms,
-            "expiresAt": None if self.ttl_ms is None else time.time() + self.ttl_ms / 1000,
         }
         await self.store.create(record)
         return record

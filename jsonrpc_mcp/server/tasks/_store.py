@@ -2,7 +2,7 @@
 
 A record is the task's wire fields (``taskId``, ``status``, ``statusMessage``, ``createdAt``,
 ``lastUpdatedAt``, ``ttlMs``, ``pollIntervalMs``, and by status ``inputRequests``, ``result`` or
-``error``) plus two private fields: ``expiresAt`` (epoch seconds, None: never) and
+``error``) plus two private fields: ``expiresAt`` (epoch seconds, None: never; the store's to set) and
 ``inputResponses`` (answers received by ``tasks/update`` that the running task has not taken yet).
 Only serialisable data goes in, so a store may keep records elsewhere (Redis, a database) and
 several server processes may share one.
@@ -36,7 +36,8 @@ class TaskStore(Protocol):
     shared store). Records are plain dicts; a store returns copies (callers may change them)."""
 
     async def create(self, record: dict[str, Any]) -> None:
-        """Store a new task; it must be readable by :meth:`get` once this returns."""
+        """Store a new task (readable by :meth:`get` once this returns) until ``ttlMs`` from now
+        (None: no limit) has passed."""
         ...
 
     async def get(self, task_id: str) -> dict[str, Any] | None:
@@ -73,7 +74,10 @@ class InMemoryTaskStore:
             k for k, r in self._records.items() if r.get("expiresAt") is not None and now >= r["expiresAt"]
         ]:
             del self._records[key]
-        self._records[record["taskId"]] = copy.deepcopy(record)
+        record = copy.deepcopy(record)
+        ttl = record.get("ttlMs")
+        record["expiresAt"] = None if ttl is None else now + ttl / 1000
+        self._records[record["taskId"]] = record
 
     async def get(self, task_id: str) -> dict[str, Any] | None:
         record = self._live(task_id)
