@@ -109,7 +109,7 @@ def make_server(clock: Clock | None = None) -> tuple[Server, anyio.Event, dict[s
 
 @asynccontextmanager
 async def client_of(server: Server, *, declare: bool = True, **options: Any) -> AsyncIterator[Client]:
-    extensions = {TASKS: {}} if declare else None
+    extensions: dict[str, dict[str, Any]] | None = {TASKS: {}} if declare else None
     options.setdefault("mode", MODERN)
     options.setdefault("capabilities", {"elicitation": {}})
     async with connect(server, extensions=extensions, **options) as client:
@@ -119,7 +119,7 @@ async def client_of(server: Server, *, declare: bool = True, **options: Any) -> 
 async def until(client: Client, task_id: str, status: str) -> dict[str, Any]:
     with anyio.fail_after(TIMEOUT):
         while True:
-            task = await client.request("tasks/get", {"taskId": task_id})
+            task: dict[str, Any] = await client.request("tasks/get", {"taskId": task_id})
             if task["status"] == status:
                 return task
             await anyio.sleep(0.01)
