@@ -21,6 +21,8 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``answers-cancelled``      answers ``notifications/cancelled`` for a request it received with a result for it
 ``untagged-subscription-notifications`` notifications other than the acknowledgment lose their subscriptionId
 ``silent-invalid``         answers nothing to an unreadable or invalid frame (drops -32700 and -32600 errors)
+``one-input-per-round``    an InputRequiredResult keeps only its first input request
+``forgets-partial-answers`` a retry answering only some of the keys asked loses its ``inputResponses``
 
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
@@ -62,6 +64,8 @@ FAULTS = (
     "answers-cancelled",
     "untagged-subscription-notifications",
     "silent-invalid",  # (issue 13, timing) answers no frame it cannot read: no -32700 / -32600 errors
+    "one-input-per-round",  # (issue 14, several inputs per round)
+    "forgets-partial-answers",
 )
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
@@ -104,6 +108,20 @@ def create_server() -> Server:
         return str(result.get("content"))
 
     @server.tool()
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Ask a name, a greeting and the roots at once (the official suite's MRTR fixture)."""
+        answers = await ctx.ask(
+            {
+                "user_name": ctx.elicitation(
+                    "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+                ),
+                "greeting": ctx.sampling(["Generate a greeting"], max_tokens=50),
+                "client_roots": ctx.roots(),
+            }
+        )
+        return ", ".join(sorted(answers))
+
+    @server.tool()
     def test_tool_list_changed() -> str:
         """Add a tool and remove it again (the harness's convention for a tool-list change)."""
         server.add_tool("temporary", echo, description="Exists only during a call", replace=True)
@@ -143,6 +161,7 @@ class FaultyStream:
         self.held: list[bytes] = []  # progress-after-result: progress notifications not sent yet
         self.request_ids: set[Any] = set()  # answers-cancelled: the ids of the requests received
         self.first_pages: set[Any] = set()  # repeats-page: tools/list requests without a cursor
+        self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -170,6 +189,8 @@ class FaultyStream:
                 continue
             self.request_ids.add(_key(item["id"]))
             params = item.get("params")
+            if "forgets-partial-answers" in self.faults and self._partial(params):
+                frame = orjson.dumps(value)
             if "no-validation" in self.faults and _unchecked_call(item):
                 frame = orjson.dumps(value)  # the arguments were dropped: nothing is left to validate
             if "repeats-page" in self.faults and item["method"] == "tools/list":
@@ -239,6 +260,13 @@ class FaultyStream:
             self.first_pages.discard(key)  # (ids are reused: a later prompts/list is left alone)
             result["nextCursor"] = _REPEAT
             changed = True
+        requests = result.get("inputRequests") if isinstance(result, dict) else None
+        if isinstance(requests, dict) and isinstance(result, dict):
+            if isinstance(result.get("requestState"), str):
+                self.asked[result["requestState"]] = set(requests)
+            if "one-input-per-round" in self.faults and len(requests) > 1:
+                result["inputRequests"] = dict(list(requests.items())[:1])
+                changed = True
         if "omits-result-type" in self.faults and isinstance(result, dict) and key in self.modern_ids:
             changed = result.pop("resultType", None) is not None or changed
         not_found = (
@@ -256,6 +284,17 @@ class FaultyStream:
             item["id"] = None
             changed = True
         return changed
+
+    def _partial(self, params: Any) -> bool:
+        """forgets-partial-answers: drop the answers of a retry that answers only some keys."""
+        if not isinstance(params, dict) or not isinstance(params.get("inputResponses"), dict):
+            return False
+        state = params.get("requestState")
+        asked = self.asked.get(state, set()) if isinstance(state, str) else set()
+        if not set(params["inputResponses"]) < asked:
+            return False
+        del params["inputResponses"]
+        return True
 
     async def aclose(self) -> None:
         await self.inner.aclose()

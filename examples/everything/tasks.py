@@ -5,23 +5,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from jsonrpc_mcp import Context, Server, ToolError
 from jsonrpc_mcp.jsonrpc.errors import InternalError
-from jsonrpc_mcp.server.tasks import ask_input, start_task
+from jsonrpc_mcp.server.tasks import start_task
 
 CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-
-
-def _form(message: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "method": "elicitation/create",
-        "params": {"mode": "form", "message": message, "requestedSchema": schema},
-    }
 
 
 def add_task_fixtures(server: Server) -> None:
@@ -59,17 +50,14 @@ def add_task_fixtures(server: Server) -> None:
 
     @server.tool(task="optional")
     async def multi_input(ctx: Context) -> str:
-        """Asks two questions at once (in a task: both pending together), then answers with both."""
-        if ctx.client_supports("io.modelcontextprotocol/tasks"):
-            answers = await ask_input(
-                {"first": _form("First name?", NAME_SCHEMA), "second": _form("Second name?", NAME_SCHEMA)}
-            )
-            names = [(answers[k].get("content") or {}).get("name", "?") for k in ("first", "second")]
-        else:
-            names = [
-                ((await ctx.elicit(question, NAME_SCHEMA)).get("content") or {}).get("name", "?")
-                for question in ("First name?", "Second name?")
-            ]
+        """Asks two questions at once (both pending together), then answers with both names."""
+        answers = await ctx.ask(
+            {
+                "first": ctx.elicitation("First name?", NAME_SCHEMA),
+                "second": ctx.elicitation("Second name?", NAME_SCHEMA),
+            }
+        )
+        names = [(answers[key].get("content") or {}).get("name", "?") for key in ("first", "second")]
         return f"got {names[0]} and {names[1]}"
 
     @server.tool(task="required", defer_task=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._asking import InputRequest
     from ._context import Context
     from ._extensions import Extension, ExtensionHandler
     from ._introspect import Arg
@@ -27,6 +28,7 @@ __all__ = [
     "Context",
     "Extension",
     "ExtensionHandler",
+    "InputRequest",
     "Middleware",
     "Prompt",
     "Resource",

@@ -15,7 +15,7 @@ import pytest
 from jsonrpc_mcp import Client, Context, JsonRpcError, Server, ToolError
 from jsonrpc_mcp.client import TaskCancelled, ToolTask
 from jsonrpc_mcp.jsonrpc.errors import InternalError
-from jsonrpc_mcp.server.tasks import TASKS, InMemoryTaskStore, TasksExtension, ask_input, start_task
+from jsonrpc_mcp.server.tasks import TASKS, InMemoryTaskStore, TasksExtension, start_task
 from jsonrpc_mcp.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -90,12 +90,8 @@ def make_server(clock: Clock | None = None) -> tuple[Server, anyio.Event, dict[s
         return f"hi {answer['content']['name']}"
 
     @server.tool(task="optional")
-    async def ask_two() -> str:
-        form = {
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": "?", "requestedSchema": NAME},
-        }
-        answers = await ask_input({"a": form, "b": form})
+    async def ask_two(ctx: Context) -> str:
+        answers = await ctx.ask({"a": ctx.elicitation("A?", NAME), "b": ctx.elicitation("B?", NAME)})
         return "+".join(answers[k]["content"]["name"] for k in ("a", "b"))
 
     @server.tool(task="required", defer_task=True)

@@ -9,7 +9,7 @@ ordinary call otherwise) or ``task="required"`` (-32021 for a client without it)
 from __future__ import annotations
 
 from ._extension import TASKS, TasksExtension
-from ._runner import TaskInputChannel, ask_input, start_task
+from ._runner import TaskInputChannel, start_task
 from ._store import InMemoryTaskStore, TaskStore
 
 __all__ = [

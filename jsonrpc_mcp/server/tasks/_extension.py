@@ -34,8 +34,9 @@ from ... import wire
 from ...jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from .._boundary import to_wire
 from .._extensions import Extension, ExtensionHandler, call_client_extensions, missing_extension
+from .._mrtr import current_input_channel
 from .._stateless import finish
-from ._runner import Job, TaskInputChannel, channel_var, current_job, spawn
+from ._runner import Job, TaskInputChannel, current_job, spawn
 from ._store import PRIVATE_FIELDS, InMemoryTaskStore, TaskStore, is_terminal, now_iso
 
 if TYPE_CHECKING:
@@ -187,8 +188,7 @@ class TasksExtension(Extension):
         """Serve the call in the background and store how it ended (see the module docs)."""
         channel = TaskInputChannel(job)
         token = current_job.set(job)
-        seam = channel_var()
-        seam_token = seam.set(channel) if seam is not None and not job.deferred else None
+        seam_token = current_input_channel.set(channel) if not job.deferred else None
         outcome: dict[str, Any] | None = None
         try:
             with job.scope:
@@ -221,7 +221,7 @@ class TasksExtension(Extension):
         finally:
             current_job.reset(token)
             if seam_token is not None:
-                seam.reset(seam_token)
+                current_input_channel.reset(seam_token)
             if job.started:
                 self.jobs.pop(job.task_id, None)
             job.ended.set()

@@ -11,10 +11,11 @@ The run is the request itself, served again by the rest of the middleware chain 
 so a tool in a task is served exactly as an ordinary modern ``tools/call`` is. Input the tool needs
 reaches the client through ``tasks/get`` instead of an ``InputRequiredResult``:
 
-* :meth:`Job.ask` (the :class:`TaskInputChannel` a tool reaches through :func:`ask_input`, and the
-  Context's asks once the input channel seam is in place) parks the task in ``input_required``
-  with the questions as ``inputRequests``, and returns when ``tasks/update`` has answered them all
-  (partly answered questions stay pending, the answered keys leave ``inputRequests``);
+* the run's ``current_input_channel`` (:mod:`.._mrtr`) is a :class:`TaskInputChannel`, so the
+  tool's asks (``ctx.elicit``, ``ctx.ask({...})``...) reach :meth:`Job.ask`, which parks the task
+  in ``input_required`` with the questions as ``inputRequests`` and returns when ``tasks/update``
+  has answered them all (partly answered questions stay pending, the answered keys leave
+  ``inputRequests``);
 * a run that still ends in an ``InputRequiredResult`` (an ask of the multi round-trip exchange) is
   parked the same way, then replayed with the answers as ``inputResponses`` and its
   ``requestState``, as a client would retry it.
@@ -36,9 +37,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from .._mrtr import current_input_channel
 from ._store import TaskStore, is_terminal, now_iso
 
-__all__ = ["Job", "TaskInputChannel", "ask_input", "channel_var", "current_job", "spawn", "start_task"]
+__all__ = ["Job", "TaskInputChannel", "current_job", "spawn", "start_task"]
 
 logger = logging.getLogger("jsonrpc_mcp.server.tasks")
 
@@ -134,14 +136,6 @@ class TaskInputChannel:
         return await self._job.ask(requests)
 
 
-def channel_var() -> Any:
-    """The Context's input channel seam (``jsonrpc_mcp.server._mrtr.current_input_channel``), when
-    this version of the package has it (None otherwise: asks then go the replay way)."""
-    from .. import _mrtr
-
-    return getattr(_mrtr, "current_input_channel", None)
-
-
 async def start_task() -> None:
     """In a tool registered with ``defer_task=True``: become a task now (the request is answered
     with the ``CreateTaskResult``; the tool runs on). Anywhere else it does nothing, so the same
@@ -152,19 +146,7 @@ async def start_task() -> None:
     job.started = True
     job.start_requested.set()
     await job.created.wait()
-    seam = channel_var()
-    if seam is not None:  # from here on the Context's asks park the task (in the tool's context)
-        seam.set(TaskInputChannel(job))
-
-
-async def ask_input(requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """In a tool running as a task: ask the client several things at once (key -> ``{method,
-    params}``, e.g. ``{"method": "elicitation/create", "params": {...}}``); returns key -> the
-    client's result. The task is ``input_required`` until every key is answered."""
-    job = current_job.get()
-    if job is None or not job.started:
-        raise RuntimeError("ask_input() works in a tool running as a task only")
-    return await job.ask(requests)
+    current_input_channel.set(TaskInputChannel(job))  # from here on the tool's asks park the task
 
 
 def _stamp() -> dict[str, str]:
