@@ -157,6 +157,7 @@ async def test_a_tool_error_completes_with_is_error_and_a_protocol_error_fails()
         created = await client.request("tools/call", {"name": "protocol_error"})
         failed = await until(client, created["taskId"], "failed")
         assert failed["error"]["code"] == -32603 and "crashed" in failed["error"]["message"]
+        assert "crashed" in failed["statusMessage"]
         assert "result" not in failed
 
 

@@ -217,7 +217,7 @@ class TasksExtension(Extension):
             body: dict[str, Any] = {"code": error.code, "message": error.message}
             if error.data is not None:
                 body["data"] = error.data
-            outcome = {"status": "failed", "error": body}
+            outcome = {"status": "failed", "error": body, "statusMessage": error.message}
         finally:
             current_job.reset(token)
             if seam_token is not None:
