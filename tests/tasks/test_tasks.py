@@ -340,3 +340,12 @@ def test_bad_task_options_are_refused() -> None:
         TasksExtension(ttl_ms=0)
     with pytest.raises(ValueError):
         TasksExtension(poll_interval_ms=1.5)  # type: ignore[arg-type]
+
+
+async def test_listening_for_task_notifications_needs_the_extension() -> None:
+    server, _, _ = make_server()
+    async with client_of(server, declare=False) as client:
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("subscriptions/listen", {"notifications": {"taskIds": ["x"]}})
+        assert caught.value.code == -32021
+        assert caught.value.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
