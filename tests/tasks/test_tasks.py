@@ -349,3 +349,20 @@ async def test_listening_for_task_notifications_needs_the_extension() -> None:
             await client.request("subscriptions/listen", {"notifications": {"taskIds": ["x"]}})
         assert caught.value.code == -32021
         assert caught.value.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+
+
+@pytest.mark.parametrize("responses", [None, [], "x"])
+async def test_tasks_update_needs_an_object_of_responses(responses: Any) -> None:
+    server, _, _ = make_server()
+    async with client_of(server) as client:
+        created = await client.request("tools/call", {"name": "ask_name"})
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("tasks/update", {"taskId": created["taskId"], "inputResponses": responses})
+        assert caught.value.code == -32602
+        await client.request("tasks/cancel", {"taskId": created["taskId"]})
+
+
+def test_the_in_memory_store_is_a_task_store() -> None:
+    from jsonrpc_mcp.server.tasks import TaskStore
+
+    assert isinstance(InMemoryTaskStore(), TaskStore)

@@ -103,9 +103,9 @@ class TasksExtension(Extension):
     # -- creation ---------------------------------------------------------------------------------
     async def _intercept(self, call: Call, call_next: CallNext) -> Any:
         if call.method != wire.TOOLS_CALL or call.era != "stateless" or call.revision is None:
-            if call.method == wire.LISTEN and call.era == "stateless" and _asks_task_notifications(call):
-                if TASKS not in call_client_extensions(call):  # (a MUST, whether or not we push them)
-                    raise missing_extension(TASKS, "subscriptions/listen with notifications.taskIds")
+            if _asks_task_notifications(call) and TASKS not in call_client_extensions(call):
+                # (a MUST, whether or not the server pushes them)
+                raise missing_extension(TASKS, "subscriptions/listen with notifications.taskIds")
             return await call_next(call)
         name = call.params.get("name")
         found = self.tools.get(name) if type(name) is str else None
@@ -285,6 +285,8 @@ class TasksExtension(Extension):
 
 
 def _asks_task_notifications(call: Call) -> bool:
+    if call.method != wire.LISTEN or call.era != "stateless":
+        return False
     wanted = call.params.get("notifications")
     return type(wanted) is dict and "taskIds" in wanted
 
