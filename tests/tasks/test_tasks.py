@@ -366,3 +366,9 @@ def test_the_in_memory_store_is_a_task_store() -> None:
     from jsonrpc_mcp.server.tasks import TaskStore
 
     assert isinstance(InMemoryTaskStore(), TaskStore)
+
+
+def test_the_tasks_package_exports_what_it_lists() -> None:
+    import jsonrpc_mcp.server.tasks as tasks
+
+    assert [name for name in tasks.__all__ if not hasattr(tasks, name)] == []
