@@ -372,3 +372,23 @@ def test_the_tasks_package_exports_what_it_lists() -> None:
     import jsonrpc_mcp.server.tasks as tasks
 
     assert [name for name in tasks.__all__ if not hasattr(tasks, name)] == []
+
+
+async def test_a_handshake_session_answers_a_task_call_at_once() -> None:
+    server, _, _ = make_server()
+    async with client_of(server, mode="legacy") as client:
+        handle = await client.start_tool_task("quick")
+        assert handle.task_id is None and handle.immediate is not None
+        assert (await handle.result())["content"] == [{"type": "text", "text": "quick"}]
+        with pytest.raises(RuntimeError):
+            await handle.get()
+
+
+def test_client_extensions_merge_with_declared_capabilities() -> None:
+    from jsonrpc_mcp.transports.memory import memory_pair
+
+    stream, _ = memory_pair()
+    declared = {"extensions": {"a.b/c": {"x": 1}}, "roots": {}}
+    client = Client(stream, capabilities=declared, extensions={TASKS: {}})
+    assert client.capabilities == {"extensions": {"a.b/c": {"x": 1}, TASKS: {}}, "roots": {}}
+    assert client.extensions == {"a.b/c": {"x": 1}, TASKS: {}}
