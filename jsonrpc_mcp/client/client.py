@@ -35,6 +35,7 @@ import contextlib
 import logging
 import math
 import os
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
@@ -48,6 +49,7 @@ from ..jsonrpc.endpoint import CancelSpec, Endpoint
 from ..jsonrpc.errors import JsonRpcError, RequestTimeout
 from ..jsonrpc.messages import Notification, RequestId
 from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, MODERN_REVISIONS, Revision, get_revision
+from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
@@ -107,6 +109,7 @@ class Client:
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         extensions: Mapping[str, dict[str, Any]] | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
@@ -135,6 +138,10 @@ class Client:
         self.discover_result: dict[str, Any] = {}
         self.revision: Revision | None = None
         self._subscriptions: dict[RequestId, Subscription] = {}
+        # OpenTelemetry (jsonrpc_mcp.telemetry): None switches it on if the application configured it
+        self._telemetry_wanted, self._opened = telemetry, 0.0
+        self.telemetry: ClientTelemetry | None = None
+        self.transport: str | None = None  # "stdio" or "http" (set by stdio() and http())
         if mode not in ("auto", "legacy"):  # a stateless revision: nothing to negotiate
             self.revision = get_revision(mode)
 
@@ -149,12 +156,15 @@ class Client:
             await stack.__aexit__(None, None, None)
             raise
         self._exit = stack
+        self.telemetry, self._opened = client_telemetry(self._telemetry_wanted), time.perf_counter()
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._exit is not None and self._tg is not None
+        if self.telemetry is not None and self.revision is not None:
+            self.telemetry.session_ended(self, time.perf_counter() - self._opened)
         try:
             # shielded: closing must complete even when the caller is being cancelled
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
@@ -342,6 +352,13 @@ class Client:
         """
         if envelope and self.is_modern:
             params = self._stamped(params)
+        if self.telemetry is not None:  # a CLIENT span, its context in params._meta
+            return await self.telemetry.request(
+                self, method, params, lambda p: self._send(method, p, timeout)
+            )
+        return await self._send(method, params, timeout)
+
+    async def _send(self, method: str, params: Any, timeout: float | None) -> Any:
         if timeout is _DEFAULT:
             return await self.endpoint.request(method, params)
         return await self.endpoint.request(method, params, timeout=timeout)
@@ -580,6 +597,7 @@ class Client:
             spawn as stream,
             cls(stream, **options) as client,
         ):
+            client.transport = "stdio"
             if initialize:
                 await client.connect()
             yield client
@@ -622,6 +640,7 @@ class Client:
             **(transport_options or {}),
         )
         async with connect as stream, cls(stream, **options) as client:
+            client.transport = "http"
             if initialize:
                 await client.connect()
             yield client
