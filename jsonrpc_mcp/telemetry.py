@@ -72,6 +72,24 @@ def configured() -> bool:
     return any(type(p).__name__ not in default for p in providers)
 
 
+def _durations(metrics: Any, meter_provider: Any, side: str, observer: str) -> tuple[Any, Any]:
+    """The two histograms of one side: ``mcp.{side}.operation.duration`` and ``.session.duration``."""
+    meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
+    operations = meter.create_histogram(
+        f"mcp.{side}.operation.duration",
+        unit="s",
+        description=f"MCP request duration as observed on the {observer}",
+        explicit_bucket_boundaries_advisory=_BUCKETS,
+    )
+    sessions = meter.create_histogram(
+        f"mcp.{side}.session.duration",
+        unit="s",
+        description=f"The duration of the MCP session as observed on the MCP {side}",
+        explicit_bucket_boundaries_advisory=_BUCKETS,
+    )
+    return operations, sessions
+
+
 def _version() -> str:
     from . import __version__
 
@@ -101,19 +119,7 @@ class Telemetry:
         self._trace = trace
         self._propagate = propagate
         self.tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=tracer_provider)
-        meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
-        self.operations = meter.create_histogram(
-            "mcp.server.operation.duration",
-            unit="s",
-            description="MCP request duration as observed on the receiver",
-            explicit_bucket_boundaries_advisory=_BUCKETS,
-        )
-        self.sessions = meter.create_histogram(
-            "mcp.server.session.duration",
-            unit="s",
-            description="The duration of the MCP session as observed on the MCP server",
-            explicit_bucket_boundaries_advisory=_BUCKETS,
-        )
+        self.operations, self.sessions = _durations(metrics, meter_provider, "server", "receiver")
         self.record_arguments = record_arguments
         self.record_results = record_results
         self.resource_uri_in_name = resource_uri_in_name
@@ -314,19 +320,7 @@ class ClientTelemetry:
         self._trace = trace
         self._propagate = propagate
         self.tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=tracer_provider)
-        meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
-        self.operations = meter.create_histogram(
-            "mcp.client.operation.duration",
-            unit="s",
-            description="MCP request duration as observed on the sender",
-            explicit_bucket_boundaries_advisory=_BUCKETS,
-        )
-        self.sessions = meter.create_histogram(
-            "mcp.client.session.duration",
-            unit="s",
-            description="The duration of the MCP session as observed on the MCP client",
-            explicit_bucket_boundaries_advisory=_BUCKETS,
-        )
+        self.operations, self.sessions = _durations(metrics, meter_provider, "client", "sender")
 
     def describe(
         self, method: str, params: Any, version: str | None, transport: str | None

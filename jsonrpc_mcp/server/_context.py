@@ -53,15 +53,6 @@ logger = logging.getLogger("jsonrpc_mcp.server")
 
 _DEFAULT: Any = object()
 
-# ctx.sample(**params): Python names for the optional CreateMessageRequest fields
-_SAMPLING_PARAMS = {
-    "model_preferences": "modelPreferences",
-    "include_context": "includeContext",
-    "stop_sequences": "stopSequences",
-    "tool_choice": "toolChoice",
-}
-_ACTIONS = frozenset({"accept", "decline", "cancel"})
-
 # Guards every context's outbox and closed flag (held for a few bytecodes; shared, so that a
 # Context costs no lock of its own).
 _OUTBOX_LOCK = threading.Lock()
