@@ -494,6 +494,9 @@ def create_server() -> Server:
 
 
 server = create_server()
+from skills import add_skill_fixtures  # noqa: E402 (the SEP-2640 skills, examples/everything/skills.py)
+
+add_skill_fixtures(server)
 
 if __name__ == "__main__":
     server.run()
