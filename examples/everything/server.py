@@ -494,7 +494,7 @@ def create_server() -> Server:
 
 
 server = create_server()
-from skills import add_skill_fixtures  # noqa: E402 (the SEP-2640 skills, examples/everything/skills.py)
+from skills import add_skill_fixtures  # type: ignore[import-not-found]  # noqa: E402 (./skills.py)
 
 add_skill_fixtures(server)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._client import SkillVerificationError, verify_file
     from ._extension import Skills
     from ._frontmatter import FrontmatterError, parse_frontmatter
     from ._model import EXTENSION_ID, Skill, SkillError, SkillFile, digest_of, load_directory
@@ -23,10 +24,12 @@ __all__ = [
     "Skill",
     "SkillError",
     "SkillFile",
+    "SkillVerificationError",
     "Skills",
     "digest_of",
     "load_directory",
     "parse_frontmatter",
+    "verify_file",
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any

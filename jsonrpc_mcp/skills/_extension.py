@@ -81,8 +81,9 @@ class Skills:
                 added.append(Skill.from_directory(source))
             else:
                 added.extend(load_directory(source))
+        uris = [skill.uri for skill in added]
         for skill in added:
-            if skill.uri in self._skills:
+            if skill.uri in self._skills or uris.count(skill.uri) > 1:
                 raise SkillError(f"skill {skill.path!r} is added twice")
         for skill in added:
             self._skills[skill.uri] = skill
