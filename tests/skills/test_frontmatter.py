@@ -57,7 +57,11 @@ def test_scalars_resolve_as_yaml_1_2_does(yaml: str, value: Any) -> None:
 
 def test_nested_mappings_and_block_lists() -> None:
     text = "metadata:\n  author: me\n  version: '1.0'\ntags:\n  - a\n  - b\nlast: x\n"
-    assert parse_yaml(text) == {"metadata": {"author": "me", "version": "1.0"}, "tags": ["a", "b"], "last": "x"}
+    assert parse_yaml(text) == {
+        "metadata": {"author": "me", "version": "1.0"},
+        "tags": ["a", "b"],
+        "last": "x",
+    }
 
 
 def test_a_list_may_sit_at_its_keys_indentation() -> None:
@@ -104,7 +108,7 @@ def test_quoted_keys() -> None:
     ],
 )
 def test_what_the_subset_does_not_cover_is_refused_naming_the_line(yaml: str, says: str) -> None:
-    with pytest.raises(FrontmatterError, match="line [0-9]+") as caught:
+    with pytest.raises(FrontmatterError, match=r"line [0-9]+") as caught:
         parse_yaml(yaml + "\n")
     assert says in str(caught.value)
 

@@ -170,5 +170,5 @@ def test_a_link_out_of_the_skill_directory_is_refused(tmp_path: Path) -> None:
 def test_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SkillError, match="does not exist"):
         load_directory(tmp_path / "nope")
-    with pytest.raises(SkillError, match="no SKILL.md"):
+    with pytest.raises(SkillError, match=r"no SKILL\.md"):
         Skill.from_directory(tmp_path)
