@@ -21,6 +21,8 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``answers-cancelled``      answers ``notifications/cancelled`` for a request it received with a result for it
 ``untagged-subscription-notifications`` notifications other than the acknowledgment lose their subscriptionId
 ``silent-invalid``         answers nothing to an unreadable or invalid frame (drops -32700 and -32600 errors)
+``one-input-per-round``    an InputRequiredResult keeps only its first input request
+``forgets-partial-answers`` a retry answering only some of the keys asked loses its ``inputResponses``
 ``skills-no-manifest``     ``skills/list`` entries lose their ``resources`` (the file manifest)
 ``skills-get-bare``        ``skills/get`` answers the entry itself, not ``{"skill": entry}``
 ``skills-unknown-32002``   ``skills/get`` of an unknown URI answers -32002 instead of -32602
@@ -66,6 +68,8 @@ FAULTS = (
     "answers-cancelled",
     "untagged-subscription-notifications",
     "silent-invalid",  # (issue 13, timing) answers no frame it cannot read: no -32700 / -32600 errors
+    "one-input-per-round",  # (issue 14, several inputs per round)
+    "forgets-partial-answers",
     "skills-no-manifest",  # (issue 14, the skills extension)
     "skills-get-bare",
     "skills-unknown-32002",
@@ -112,6 +116,20 @@ def create_server() -> Server:
         return str(result.get("content"))
 
     @server.tool()
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Ask a name, a greeting and the roots at once (the official suite's MRTR fixture)."""
+        answers = await ctx.ask(
+            {
+                "user_name": ctx.elicitation(
+                    "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+                ),
+                "greeting": ctx.sampling(["Generate a greeting"], max_tokens=50),
+                "client_roots": ctx.roots(),
+            }
+        )
+        return ", ".join(sorted(answers))
+
+    @server.tool()
     def test_tool_list_changed() -> str:
         """Add a tool and remove it again (the harness's convention for a tool-list change)."""
         server.add_tool("temporary", echo, description="Exists only during a call", replace=True)
@@ -133,7 +151,9 @@ def create_server() -> Server:
     from jsonrpc_mcp.skills import Skill, Skills
 
     skill_md = "---\nname: fault-skill\ndescription: A skill of the fault server.\n---\n\n# Fault skill\n"
-    Skills(Skill.from_files("fault-skill", {"SKILL.md": skill_md, "notes.md": "notes\n"})).attach(server)
+    server.add_extension(
+        Skills(Skill.from_files("fault-skill", {"SKILL.md": skill_md, "notes.md": "notes\n"}))
+    )
     return server
 
 
@@ -155,6 +175,7 @@ class FaultyStream:
         self.held: list[bytes] = []  # progress-after-result: progress notifications not sent yet
         self.request_ids: set[Any] = set()  # answers-cancelled: the ids of the requests received
         self.first_pages: set[Any] = set()  # repeats-page: tools/list requests without a cursor
+        self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
 
     async def receive(self) -> bytes:
@@ -184,6 +205,8 @@ class FaultyStream:
             self.request_ids.add(_key(item["id"]))
             self.methods[_key(item["id"])] = item["method"]
             params = item.get("params")
+            if "forgets-partial-answers" in self.faults and self._partial(params):
+                frame = orjson.dumps(value)
             if "no-validation" in self.faults and _unchecked_call(item):
                 frame = orjson.dumps(value)  # the arguments were dropped: nothing is left to validate
             if "repeats-page" in self.faults and item["method"] == "tools/list":
@@ -253,6 +276,13 @@ class FaultyStream:
             self.first_pages.discard(key)  # (ids are reused: a later prompts/list is left alone)
             result["nextCursor"] = _REPEAT
             changed = True
+        requests = result.get("inputRequests") if isinstance(result, dict) else None
+        if isinstance(requests, dict) and isinstance(result, dict):
+            if isinstance(result.get("requestState"), str):
+                self.asked[result["requestState"]] = set(requests)
+            if "one-input-per-round" in self.faults and len(requests) > 1:
+                result["inputRequests"] = dict(list(requests.items())[:1])
+                changed = True
         if "omits-result-type" in self.faults and isinstance(result, dict) and key in self.modern_ids:
             changed = result.pop("resultType", None) is not None or changed
         not_found = (
@@ -271,6 +301,17 @@ class FaultyStream:
             item["id"] = None
             changed = True
         return changed
+
+    def _partial(self, params: Any) -> bool:
+        """forgets-partial-answers: drop the answers of a retry that answers only some keys."""
+        if not isinstance(params, dict) or not isinstance(params.get("inputResponses"), dict):
+            return False
+        state = params.get("requestState")
+        asked = self.asked.get(state, set()) if isinstance(state, str) else set()
+        if not set(params["inputResponses"]) < asked:
+            return False
+        del params["inputResponses"]
+        return True
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -18,12 +18,14 @@ import json
 import struct
 import wave
 import zlib
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
 
-from jsonrpc_mcp import Arg, Context, Server, ToolError, content
+from jsonrpc_mcp import Arg, CapabilityError, Context, Server, ToolError, content
 from jsonrpc_mcp.errors import MissingClientCapability
+from jsonrpc_mcp.server import InputRequest
 
 __all__ = [
     "ELICITATION_SCHEMA",
@@ -154,16 +156,28 @@ ENUMS_SCHEMA: dict[str, Any] = {
 }
 
 # SEP-1613: listed exactly as written ($schema, $defs and additionalProperties kept)
+# SEP-2106: also an $anchor in $defs, composition (allOf of anyOf) and if/then/else, kept as written
 JSON_SCHEMA_2020_12: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
@@ -191,6 +205,23 @@ STRUCTURED_OUTPUT_SCHEMA: dict[str, Any] = {
 }
 # test_tool_list_changed registers this tool and removes it again (conformance: NOTES §10 D28, F06)
 TEMPORARY_TOOL = "test_temporary_tool"
+TEMPORARY_PROMPT = "test_temporary_prompt"
+
+
+def _form(**fields: str) -> dict[str, Any]:
+    """An elicitation form of required fields: name -> JSON type."""
+    return {
+        "type": "object",
+        "properties": {name: {"type": kind} for name, kind in fields.items()},
+        "required": list(fields),
+    }
+
+
+# the 2026-07-28 multi round-trip fixtures (input-required-result-* scenarios, SEP-2322)
+NAME_FORM = _form(name="string")
+CONFIRM_FORM = _form(ok="boolean")
+COLOR_FORM = _form(color="string")
+CONTEXT_FORM = _form(context="string")
 
 # what completion/complete offers for test_prompt_with_arguments and the template's {id}
 ARG1_CHOICES = ("paris", "park", "party", "test", "testing")
@@ -212,6 +243,13 @@ def _sampled_text(result: dict[str, Any]) -> str:
         blocks = [blocks]
     texts = [b.get("text", "") for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text"]
     return "".join(texts) or "No response"
+
+
+def _field(result: dict[str, Any], name: str) -> Any:
+    """A field of an accepted elicitation, else ``<action>``."""
+    if result.get("action") != "accept":
+        return f"<{result.get('action')}>"
+    return (result.get("content") or {}).get(name)
 
 
 def create_server() -> Server:
@@ -387,6 +425,116 @@ def create_server() -> Server:
         server.remove_tool(TEMPORARY_TOOL)
         return "The tool list changed (a tool was added and removed)"
 
+    @server.tool()
+    def test_trigger_tool_change() -> str:
+        """Changes the tool list (adds and removes a temporary tool): subscriptions/listen streams
+        that asked for toolsListChanged get notifications/tools/list_changed (2026-07-28)."""
+        return test_tool_list_changed()
+
+    @server.tool()
+    def test_trigger_prompt_change() -> str:
+        """Changes the prompt list (adds and removes a temporary prompt): listen streams that asked
+        for promptsListChanged get notifications/prompts/list_changed (2026-07-28)."""
+        server.add_prompt(TEMPORARY_PROMPT, test_simple_prompt, description="Exists only during a call")
+        server.remove_prompt(TEMPORARY_PROMPT)
+        return "The prompt list changed (a prompt was added and removed)"
+
+    # -- tools: 2026-07-28 diagnostics (server-stateless) -----------------------------------------
+    @server.tool()
+    async def test_missing_capability(ctx: Context) -> str:
+        """Needs sampling: a client that did not declare it gets -32021 naming 'sampling' (2026-07-28;
+        a handshake session gets an isError result)."""
+        result = await ctx.sample(["Say hello"], max_tokens=20)
+        return f"LLM response: {_sampled_text(result)}"
+
+    @server.tool()
+    async def test_streaming_elicitation(ctx: Context) -> str:
+        """Reports progress, then asks for a name: the response stream carries notifications and the
+        InputRequiredResult, never a request from the server (2026-07-28)."""
+        await ctx.report_progress(0, total=1, message="asking for a name")
+        result = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        return f"Hello, {(result.get('content') or {}).get('name', 'stranger')}!"
+
+    @server.tool()
+    async def test_logging_tool(ctx: Context) -> str:
+        """Logs three messages: sent only to a request that set a log level (2026-07-28
+        ``_meta.logLevel``; handshake sessions: ``logging/setLevel``)."""
+        for step in ("started", "working", "done"):
+            await ctx.info(f"test_logging_tool {step}")
+        return "Logged three messages"
+
+    # -- tools: multi round-trip requests (2026-07-28 InputRequiredResult; handshake: requests) -----
+    @server.tool()
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Asks the user's name under the key ``user_name``."""
+        result = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        return f"Hello, {_field(result, 'name')}!"
+
+    @server.tool()
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Asks the client's model a question under the key ``capital_question``."""
+        result = await ctx.sample(["What is the capital of France?"], max_tokens=100, key="capital_question")
+        return f"LLM response: {_sampled_text(result)}"
+
+    @server.tool()
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Asks for the client's roots under the key ``client_roots``."""
+        roots = await ctx.list_roots(key="client_roots")
+        return f"Client roots: {', '.join(root['uri'] for root in roots) or 'none'}"
+
+    @server.tool()
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        """Asks for a confirmation (key ``confirm``); the answer comes back with the sealed
+        requestState, verified before the handler runs again."""
+        result = await ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+        return f"state-ok: confirmed={_field(result, 'ok')}"
+
+    @server.tool()
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Asks for a confirmation; a retry whose requestState was altered is refused with -32602."""
+        result = await ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+        return f"Confirmed: {_field(result, 'ok')}"
+
+    @server.tool()
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Asks three things in one round: a name, a greeting from the model, and the roots."""
+        answers = await ctx.ask(
+            {
+                "user_name": ctx.elicitation("What is your name?", NAME_FORM),
+                "greeting": ctx.sampling(["Generate a greeting"], max_tokens=50),
+                "client_roots": ctx.roots(),
+            }
+        )
+        roots = ", ".join(root["uri"] for root in answers["client_roots"]) or "none"
+        return (
+            f"name={_field(answers['user_name'], 'name')}, "
+            f"greeting={_sampled_text(answers['greeting'])}, roots={roots}"
+        )
+
+    @server.tool()
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Asks a name (``step1``), then, once answered, a favourite colour (``step2``)."""
+        name = await ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+        color = await ctx.elicit("Step 2: What is your favorite color?", COLOR_FORM, key="step2")
+        return f"{_field(name, 'name')} likes {_field(color, 'color')}"
+
+    @server.tool()
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Asks only what the client declared it can answer (elicitation, sampling, roots)."""
+        builders: dict[str, Callable[[], InputRequest[Any]]] = {
+            "user_name": lambda: ctx.elicitation("What is your name?", NAME_FORM),
+            "greeting": lambda: ctx.sampling(["Generate a greeting"], max_tokens=50),
+            "client_roots": ctx.roots,
+        }
+        wanted: dict[str, InputRequest[Any]] = {}
+        for key, build in builders.items():
+            try:
+                wanted[key] = build()
+            except CapabilityError:  # not declared: not asked
+                continue
+        answers = await ctx.ask(wanted)
+        return f"Answered: {', '.join(sorted(answers)) or 'nothing (no capability declared)'}"
+
     # -- resources --------------------------------------------------------------------------------
     @server.resource(
         "test://static-text",
@@ -481,6 +629,18 @@ def create_server() -> Server:
             {"role": "user", "content": content.text("Please analyze the image above.")},
         ]
 
+    @server.prompt(
+        "test_input_required_result_prompt",
+        title="Prompt Needing Input",
+        description="Asks the user for the context to use (an elicitation) before it is built",
+    )
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        try:
+            result = await ctx.elicit("What context should the prompt use?", CONTEXT_FORM, key="user_context")
+        except CapabilityError:  # the client cannot be asked (no elicitation): a prompt without it
+            return "Use no particular context."
+        return f"Use this context: {_field(result, 'context')}"
+
     # -- completion -------------------------------------------------------------------------------
     @server.completion(prompt="test_prompt_with_arguments", argument="arg1")
     def complete_arg1(value: str, context: dict[str, str]) -> list[str]:
@@ -490,13 +650,15 @@ def create_server() -> Server:
     def complete_template_id(value: str, context: dict[str, str]) -> list[str]:
         return [choice for choice in ID_CHOICES if choice.startswith(value)]
 
+    # -- extension fixtures (tasks, skills) --
+    # (each extension's fixtures live in a module of their own: one import and one call per line here)
+    __import__("tasks").add_task_fixtures(server)  # the Tasks extension's (examples/everything/tasks.py)
+    __import__("skills").add_skill_fixtures(server)  # the Skills extension's (examples/everything/skills.py)
+
     return server
 
 
 server = create_server()
-from skills import add_skill_fixtures  # type: ignore[import-not-found]  # noqa: E402 (./skills.py)
-
-add_skill_fixtures(server)
 
 if __name__ == "__main__":
     server.run()

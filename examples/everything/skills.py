@@ -38,5 +38,5 @@ def add_skill_fixtures(server: Server) -> Skills:
     """Serve the skills on ``server`` (``skills/list``, ``skills/get``, their files as resources)."""
     in_memory = Skill.from_files("release-notes", {"SKILL.md": RELEASE_NOTES, "TEMPLATE.md": TEMPLATE})
     skills = Skills(SKILLS_DIR, in_memory)
-    skills.attach(server)
+    server.add_extension(skills)
     return skills

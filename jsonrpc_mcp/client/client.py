@@ -52,6 +52,7 @@ from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
+from ._tasks import ToolTask, with_tasks_declared
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
 
@@ -86,7 +87,9 @@ class Client:
     ``sampling/createMessage``, ``elicitation/create``, ...) to async functions of the request params:
     they answer the server's requests in the handshake era and its input requests in the modern one.
     ``on_notification(method, params)`` sees every notification from the server. ``log_level`` (modern
-    era) asks each request for ``notifications/message`` of that level and up.
+    era) asks each request for ``notifications/message`` of that level and up. ``extensions`` (id ->
+    settings) are the MCP extensions the client speaks, declared in ``capabilities.extensions``;
+    :attr:`server_extensions` are the server's.
     """
 
     def __init__(
@@ -103,12 +106,17 @@ class Client:
         log_level: str | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        extensions: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
         self.mode = mode
         self.client_info = client_info or {"name": "jsonrpc-mcp", "version": __version__}
         self.capabilities = capabilities if capabilities is not None else {}
+        if extensions:  # SEP-2133: declared in capabilities.extensions (initialize, or every envelope)
+            declared = self.capabilities.get("extensions")
+            merged = {**(declared if isinstance(declared, dict) else {}), **extensions}
+            self.capabilities = {**self.capabilities, "extensions": merged}
         self.requested_version = protocol_version
         self.log_level = log_level
         self.probe_timeout = probe_timeout
@@ -186,6 +194,18 @@ class Client:
     def server_capabilities(self) -> dict[str, Any]:
         caps = self._opening.get("capabilities", {})
         return caps if isinstance(caps, dict) else {}
+
+    @property
+    def server_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the server declared (id -> settings) in ``initialize`` or ``server/discover``."""
+        declared = self.server_capabilities.get("extensions")
+        return declared if isinstance(declared, dict) else {}
+
+    @property
+    def extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions this client declares (id -> settings)."""
+        declared = self.capabilities.get("extensions")
+        return declared if isinstance(declared, dict) else {}
 
     @property
     def instructions(self) -> str | None:
@@ -354,17 +374,47 @@ class Client:
         return await self._list_all(wire.TOOLS_LIST, "tools")
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        task: bool = False,
     ) -> dict[str, Any]:
         """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError.
 
         Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
-        comes back as it is when the application cannot answer it).
+        comes back as it is when the application cannot answer it). ``task=True`` declares the
+        Tasks extension on the request and, if the server runs the call as a task, waits for its
+        result (see :meth:`start_tool_task`; a failed task raises its error).
         """
+        if task:
+            return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         return await self._with_input(wire.TOOLS_CALL, params, timeout)
+
+    async def start_tool_task(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ToolTask:
+        """Call a tool declaring the Tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28)
+        on the request: the :class:`ToolTask` handle of the task the server created (``get``,
+        ``update``, ``cancel``, ``wait``, ``result``; input requests are answered with the
+        ``request_handlers``), or holding the result when the server answered at once."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        if self.is_modern:
+            params = with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+        created = await self._with_input(wire.TOOLS_CALL, params, timeout)
+
+        async def request(method: str, params: dict[str, Any]) -> Any:
+            return await self.request(
+                method, with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+            )
+
+        return ToolTask(request, self._dispatcher.handlers, created)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list_all(wire.RESOURCES_LIST, "resources")

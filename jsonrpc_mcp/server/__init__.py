@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._asking import InputRequest
     from ._context import Context
+    from ._extensions import Extension, ExtensionHandler
     from ._introspect import Arg
     from ._pipeline import Call, CallNext, Middleware
     from ._registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
@@ -24,6 +26,9 @@ __all__ = [
     "CallNext",
     "Completer",
     "Context",
+    "Extension",
+    "ExtensionHandler",
+    "InputRequest",
     "Middleware",
     "Prompt",
     "Resource",

@@ -13,7 +13,8 @@ closes the context: whatever is logged, reported or sent after that (a backgroun
 abandoned thread) is dropped. A cancelled request's outbox is dropped unsent. So every message
 about a request comes before its answer, and nothing comes after it.
 
-Requests to the client (sampling, elicitation, roots) are checked against the capabilities the
+Requests to the client (sampling, elicitation, roots; see :mod:`jsonrpc_mcp.server._asking`, one
+at a time or several under chosen keys) are checked against the capabilities the
 client declared and the negotiated revision first (:class:`CapabilityError`), drain the outbox,
 and wait at most ``Server.request_timeout`` for the answer.
 
@@ -30,22 +31,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import uuid
 from collections import deque
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .. import wire
-from ..content import fit_all, for_revision, is_content_block
-from ..errors import CapabilityError, ClientError, MissingClientCapability
 from ..jsonrpc.endpoint import RequestContext
-from ..jsonrpc.errors import INTERNAL_ERROR, JsonRpcError
 from ..revisions import Revision
+from ._asking import Asking
 from ._clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
-from ._elicitation import check_form_schema
-from ._mrtr import INPUT_METHODS, Exchange, current_exchange
+from ._extensions import client_extensions
+from ._mrtr import Exchange, current_exchange
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -70,7 +67,7 @@ _ACTIONS = frozenset({"accept", "decline", "cancel"})
 _OUTBOX_LOCK = threading.Lock()
 
 
-class Context:
+class Context(Asking):
     """What a handler knows about the request it serves, and how it talks to the client.
 
     Declare a parameter annotated ``Context`` in a tool, resource, prompt or completion function to
@@ -102,6 +99,8 @@ class Context:
         self._flushers: set[asyncio.Task[None]] | None = None
         # a modern request's multi round-trip exchange (None: a handshake session, or cannot ask)
         self._exchange: Exchange | None = current_exchange.get()
+        self._asked = None
+        self._asks = 0
 
     # -- about the request ------------------------------------------------------------------------
     @property
@@ -127,6 +126,16 @@ class Context:
     @property
     def client_capabilities(self) -> dict[str, Any]:
         return self.session.client_capabilities
+
+    @property
+    def client_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the client declared (id -> settings): in this request's envelope
+        (2026-07-28), or in ``initialize`` (the handshake era)."""
+        return client_extensions(self.session.client_capabilities)
+
+    def client_supports(self, extension_id: str) -> bool:
+        """Whether the client declared the extension ``extension_id``."""
+        return extension_id in self.client_extensions
 
     @property
     def cancelled(self) -> bool:
@@ -249,190 +258,6 @@ class Context:
         """Send a notification to the client, related to this request (in order with the logs)."""
         await self._send(method, params)
 
-    # -- requests to the client -------------------------------------------------------------------
-    async def send_request(self, method: str, params: Any = None, *, timeout: float | None = _DEFAULT) -> Any:
-        """Send a request to the client and wait (at most ``timeout``, default the server's
-        ``request_timeout``) for its result. The client's error answer raises JsonRpcError;
-        no answer in time raises RequestTimeout (the client is told to cancel).
-
-        In a modern request there are no such requests: ``elicitation/create``,
-        ``sampling/createMessage`` and ``roots/list`` become asks of the multi round-trip request
-        (the client must have declared the capability); any other method is a CapabilityError."""
-        if self._closed:
-            raise RuntimeError(f"the {self.method} request this Context served has finished")
-        if not self.revision.has_handshake:
-            if method not in INPUT_METHODS:
-                raise CapabilityError(
-                    f"protocol revision {self.revision.version} has no requests from the server to the "
-                    f"client; {method} cannot be sent"
-                )
-            name = method.split("/", 1)[0]
-            declared = self._client_capability(name, method)
-            mode = params.get("mode", "form") if isinstance(params, dict) else "form"
-            # an empty elicitation capability means form mode only
-            if name == "elicitation" and mode not in (declared or {"form": {}}):
-                raise self._missing(
-                    f"the client did not declare {mode}-mode elicitation", {"elicitation": {mode: {}}}
-                )
-            return self._ask_modern(method, params)
-        await self._flush()
-        if timeout is _DEFAULT:
-            timeout = self.session.server.request_timeout
-        return await self._rc.send_request(method, params, timeout=timeout)
-
-    def _ask_modern(self, method: str, params: Any) -> Any:
-        """An ask of a multi round-trip request: the client's answer, or InputRequired."""
-        self._check_can_ask()
-        assert self._exchange is not None
-        return self._exchange.ask(method, params)
-
-    def _check_can_ask(self) -> None:
-        """Modern requests other than tools/call, prompts/get and resources/read cannot ask."""
-        if self._exchange is None and not self.revision.has_handshake:
-            raise CapabilityError(
-                f"a {self.method} request cannot ask the client for input in protocol revision "
-                f"{self.revision.version}; only {', '.join(sorted(self.revision.input_request_methods))} can"
-            )
-
-    def _missing(self, message: str, required: dict[str, Any]) -> CapabilityError:
-        """The error for a capability the client did not declare: -32021 in modern requests."""
-        if self.revision.has_handshake:
-            return CapabilityError(message, {"requiredCapabilities": required})
-        return MissingClientCapability(message, required)
-
-    async def _ask(self, method: str, params: Any, timeout: float | None) -> dict[str, Any]:
-        """Ask the client (capabilities already checked): a request, or a modern round's ask."""
-        if self._closed:
-            raise RuntimeError(f"the {self.method} request this Context served has finished")
-        if not self.revision.has_handshake:
-            result = self._ask_modern(method, params)
-        else:
-            try:
-                result = await self.send_request(method, params, timeout=timeout)
-            except JsonRpcError as exc:
-                raise ClientError(
-                    f"the client answered {method} with error {exc.code}: {exc.message}",
-                    exc.data,
-                    code=exc.code,
-                ) from exc
-        if not isinstance(result, dict):
-            raise ClientError(f"the client's answer to {method} is not an object", code=INTERNAL_ERROR)
-        return result
-
-    def _client_capability(self, name: str, method: str) -> dict[str, Any]:
-        self._check_can_ask()
-        declared = self.client_capabilities.get(name)
-        if not isinstance(declared, dict):
-            raise self._missing(
-                f"the client did not declare the {name!r} capability, so the server cannot send {method}",
-                {name: {}},
-            )
-        return declared
-
-    async def sample(
-        self,
-        messages: Iterable[str | dict[str, Any]],
-        max_tokens: int = 100,
-        system_prompt: str | None = None,
-        *,
-        timeout: float | None = _DEFAULT,
-        **params: Any,
-    ) -> dict[str, Any]:
-        """Ask the client's model (``sampling/createMessage``); returns the CreateMessageResult.
-
-        ``messages``: strs (user text), content blocks (user messages) or ``{"role", "content"}``.
-        More fields as keywords: ``temperature``, ``stop_sequences``, ``model_preferences``,
-        ``include_context``, ``metadata``, and (2025-11-25, client capability ``sampling.tools``)
-        ``tools`` and ``tool_choice``; other keywords are sent as they are named.
-        """
-        declared = self._client_capability("sampling", "sampling/createMessage")
-        revision = self.revision
-        body: dict[str, Any] = {"messages": [_sampling_message(m, revision) for m in messages]}
-        if system_prompt is not None:
-            body["systemPrompt"] = system_prompt
-        for key, value in params.items():
-            if value is not None:
-                body[_SAMPLING_PARAMS.get(key, key)] = value
-        body["maxTokens"] = max_tokens
-        if "tools" in body or "toolChoice" in body:
-            if not revision.has_sampling_tools:
-                raise CapabilityError(f"protocol revision {revision.version} has no tool use in sampling")
-            if not isinstance(declared.get("tools"), dict):
-                raise self._missing(
-                    "the client did not declare 'sampling.tools', so sampling cannot offer tools",
-                    {"sampling": {"tools": {}}},
-                )
-        if (
-            not revision.has_handshake
-            and body.get("includeContext") not in (None, "none")
-            and not isinstance(declared.get("context"), dict)
-        ):
-            raise self._missing(
-                "the client did not declare 'sampling.context', so sampling cannot include context",
-                {"sampling": {"context": {}}},
-            )
-        result = await self._ask("sampling/createMessage", body, timeout)
-        if "role" not in result or "content" not in result or not isinstance(result.get("model"), str):
-            raise ClientError(
-                "the client's sampling result lacks 'role', 'content' or 'model'", code=INTERNAL_ERROR
-            )
-        return result
-
-    async def elicit(
-        self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = _DEFAULT
-    ) -> dict[str, Any]:
-        """Ask the user to fill a form (``elicitation/create``, 2025-06-18+); returns the ElicitResult
-        (``{"action": "accept" | "decline" | "cancel", "content"?: {...}}``).
-
-        ``requested_schema`` is a flat object schema of string / number / integer / boolean / enum
-        fields (see :mod:`jsonrpc_mcp.server._elicitation`); never ask for secrets in a form.
-        """
-        revision = self.revision
-        if not revision.has_elicitation:
-            raise CapabilityError(f"protocol revision {revision.version} has no elicitation")
-        declared = self._client_capability("elicitation", "elicitation/create")
-        if revision.has_url_elicitation and declared and "form" not in declared:
-            raise self._missing(
-                "the client declared only URL-mode elicitation, so the server cannot send a form",
-                {"elicitation": {"form": {}}},
-            )
-        schema = check_form_schema(requested_schema, revision)
-        params: dict[str, Any] = {"mode": "form"} if revision.has_url_elicitation else {}
-        params["message"] = message
-        params["requestedSchema"] = schema
-        return _elicit_result(await self._ask("elicitation/create", params, timeout))
-
-    async def elicit_url(
-        self, message: str, url: str, elicitation_id: str | None = None, *, timeout: float | None = _DEFAULT
-    ) -> dict[str, Any]:
-        """Send the user to ``url`` (URL-mode ``elicitation/create``, 2025-11-25; for anything secret,
-        e.g. credentials or payments); returns the ElicitResult. ``elicitation_id`` defaults to a new
-        UUID; announce the out-of-band completion with ``ctx.session.notify_elicitation_complete``.
-        Modern requests (2026-07-28) have no elicitation ids: ``elicitation_id`` is not sent there,
-        and the client answers once the user is done."""
-        revision = self.revision
-        if not revision.has_url_elicitation:
-            raise CapabilityError(f"protocol revision {revision.version} has no URL-mode elicitation")
-        declared = self._client_capability("elicitation", "elicitation/create")
-        if "url" not in declared:
-            raise self._missing(
-                "the client did not declare URL-mode elicitation ('elicitation.url')",
-                {"elicitation": {"url": {}}},
-            )
-        params = {"mode": "url", "message": message, "url": url}
-        if revision.has_handshake:
-            params["elicitationId"] = elicitation_id or str(uuid.uuid4())
-        return _elicit_result(await self._ask("elicitation/create", params, timeout))
-
-    async def list_roots(self, *, timeout: float | None = _DEFAULT) -> list[dict[str, Any]]:
-        """The client's roots (``roots/list``): ``[{"uri": "file://...", "name"?: ...}]``."""
-        self._client_capability("roots", "roots/list")
-        result = await self._ask("roots/list", None, timeout)
-        roots = result.get("roots")
-        if not isinstance(roots, list) or not all(isinstance(r, dict) and "uri" in r for r in roots):
-            raise ClientError("the client's roots/list result has no valid 'roots' list", code=INTERNAL_ERROR)
-        return roots
-
     # -- the outbox -------------------------------------------------------------------------------
     def _queue(self, method: str, params: Any) -> bool:
         with _OUTBOX_LOCK:
@@ -514,31 +339,3 @@ class Context:
         with _OUTBOX_LOCK:
             self._closed = True
             self._outbox = None
-
-
-def _sampling_message(item: str | dict[str, Any], revision: Revision) -> dict[str, Any]:
-    if isinstance(item, str):
-        return {"role": "user", "content": {"type": "text", "text": item}}
-    if isinstance(item, dict) and "role" in item and "content" in item:
-        content = item["content"]
-        if isinstance(content, dict):
-            fitted = for_revision(content, revision)
-            return item if fitted is content else {**item, "content": fitted}
-        if isinstance(content, list):
-            blocks = fit_all(content, revision)
-            return item if blocks is content else {**item, "content": blocks}
-        return item
-    if is_content_block(item):
-        assert isinstance(item, dict)
-        return {"role": "user", "content": for_revision(item, revision)}
-    raise TypeError(f"a sampling message is a str, a content block or {{'role', 'content'}}, not {item!r}")
-
-
-def _elicit_result(result: dict[str, Any]) -> dict[str, Any]:
-    action = result.get("action")
-    if action not in _ACTIONS:
-        raise ClientError(
-            f"the client's elicitation result has action {action!r}, not accept/decline/cancel",
-            code=INTERNAL_ERROR,
-        )
-    return result

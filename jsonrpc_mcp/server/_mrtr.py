@@ -8,17 +8,26 @@ The stateless revision has no server-to-client requests. A ``tools/call``, ``pro
 params}}, requestState}``. The client fulfils the input requests and sends the same request again
 (a new JSON-RPC id) with ``inputResponses`` (the same keys) and ``requestState`` echoed exactly.
 
-So that the same handler code (``await ctx.elicit(...)``, ``await ctx.sample(...)``,
-``await ctx.list_roots()``) works in both eras, a modern request is served by *replay*: the handler
-runs from the start on every round, and each of its asks gets a key from its order in the run
-(``elicit-1``, ``sample-2``, ``roots-3``...). When the answer to that key is known (carried in the
+So that the same handler code (``await ctx.elicit(...)``, ``await ctx.ask({...})``) works in both
+eras, a modern request is served by *replay*: the handler runs from the start on every round. Each
+ask names its questions by key (chosen by the handler, or generated from the ask's order in the
+run: ``elicit-1``, ``sample-2``, ``roots-3``...). A question whose answer is known (carried in the
 ``requestState`` from earlier rounds, or in this round's ``inputResponses``) and answers the same
-question (a digest of the method and params asked), the ask returns it at once; otherwise the
-:class:`Exchange` records the question and stops the handler with :class:`InputRequired` (a
-``BaseException``, so handlers catching ``Exception`` let it through), and the server answers the
-round with the input request and a new ``requestState`` carrying every answer used so far.
+question (a digest of the method and params asked) gets it at once; when some are not, the
+:class:`Exchange` records every unanswered one of the ask and stops the handler with
+:class:`InputRequired` (a ``BaseException``, so handlers catching ``Exception`` let it through),
+and the server answers the round with ONE ``InputRequiredResult`` carrying those input requests
+and a new ``requestState`` carrying every answer used so far. So a partial answer re-asks only
+the rest; an answer to another question under the same key, or a key missing from the retry, is
+asked again; ``inputResponses`` entries the state did not ask for are ignored. A first round
+carrying ``inputResponses`` without a ``requestState`` (a client answering up front) has its
+entries taken as the answers to whatever the handler asks under those keys.
 Consequently a handler's side effects before an ask may run once per round in the modern era:
 keep them idempotent, or put them after the asks.
+
+Some requests get their inputs another way (a task of the Tasks extension, answered through
+``tasks/update``): whoever runs such a handler sets :data:`current_input_channel` to an
+:class:`InputChannel`, and every ask of the handler goes through it instead.
 
 ``requestState`` is attacker-controlled, so it is sealed (:class:`RequestStateSealer`): the compact
 token ``v1.<base64url(JSON claims)>.<base64url(HMAC-SHA256)>`` binds the method, a digest of the
@@ -43,7 +52,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -54,9 +63,11 @@ __all__ = [
     "INPUT_METHODS",
     "STATE_KEY_ENV",
     "Exchange",
+    "InputChannel",
     "InputRequired",
     "RequestStateSealer",
     "current_exchange",
+    "current_input_channel",
     "is_input_required",
 ]
 
@@ -76,6 +87,20 @@ _EXCLUDED = frozenset({"inputResponses", "requestState", "_meta"})
 # The exchange of the modern request being served (None outside one, and for modern requests that
 # may not ask). Set by the modern-era dispatcher; a Context reads it once, when it is made.
 current_exchange: ContextVar[Exchange | None] = ContextVar("jsonrpc_mcp_exchange", default=None)
+
+
+class InputChannel(Protocol):
+    """Another way for a handler's asks to reach the client (e.g. a task's ``tasks/update``)."""
+
+    async def ask(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """``requests``: key -> ``{"method", "params"?}`` (JSON-RPC requests without an id); returns
+        key -> the client's raw result (a dict) for every key."""
+        ...
+
+
+# Set by whoever runs a handler whose asks take another path (None: the request's own era decides).
+# Read at every ask, before the modern exchange and the server-to-client requests.
+current_input_channel: ContextVar[InputChannel | None] = ContextVar("jsonrpc_mcp_input_channel", default=None)
 
 
 class InputRequired(BaseException):
@@ -293,22 +318,21 @@ def _refused(why: str, reason: str) -> InvalidParams:
 class Exchange:
     """The asks of one round of a modern request: the answers known, and the questions to send."""
 
-    __slots__ = ("_count", "_digest", "_known", "_params", "_used", "method", "pending", "retried")
+    __slots__ = ("_digest", "_known", "_params", "_used", "method", "pending", "retried")
 
     def __init__(
         self,
         method: str,
         params: dict[str, Any],
         digest: str | None,
-        known: dict[str, tuple[str, Any]],
+        known: dict[str, tuple[str | None, Any]],
         retried: bool,
     ) -> None:
         self.method = method
         self._params = params
         self._digest = digest
-        self._known = known
+        self._known = known  # key -> (question digest, None: any question; answer)
         self._used: dict[str, tuple[str, Any]] = {}
-        self._count = 0
         self.pending: dict[str, tuple[str, dict[str, Any]]] = {}  # key -> (question digest, request)
         self.retried = retried
 
@@ -330,8 +354,11 @@ class Exchange:
         digest: str | None = None
         if responses is not None and type(responses) is not dict:
             raise InvalidParams("Invalid params: 'inputResponses' must be an object")
-        known: dict[str, tuple[str, Any]] = {}
-        if state is not None:
+        known: dict[str, tuple[str | None, Any]] = {}
+        if state is None:  # answers sent up front: each answers what the handler asks under its key
+            for key, answer in (responses or {}).items():
+                known[key] = (None, answer)
+        else:
             if type(state) is not str:
                 raise InvalidParams("Invalid params: 'requestState' must be a string")
             digest = params_digest(params)
@@ -349,20 +376,23 @@ class Exchange:
                         known[key] = (question, responses[key])
         return cls(method, params, digest, known, retried=state is not None or responses is not None)
 
-    def ask(self, method: str, params: dict[str, Any] | None) -> Any:
-        """The client's answer to this question, or :class:`InputRequired` if it has none yet."""
-        self._count += 1
-        key = f"{INPUT_METHODS[method]}-{self._count}"
-        question = question_digest(method, params)
-        known = self._known.get(key)
-        if known is not None and known[0] == question:
-            self._used[key] = known
-            return known[1]
-        request: dict[str, Any] = {"method": method}
-        if params is not None:
-            request["params"] = params
-        self.pending[key] = (question, request)
-        raise InputRequired(key)
+    def ask(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The client's raw answers to these questions (key -> ``{method, params?}``), or
+        :class:`InputRequired` after recording every one of them not answered yet."""
+        answers: dict[str, Any] = {}
+        missing: dict[str, tuple[str, dict[str, Any]]] = {}
+        for key, request in requests.items():
+            question = question_digest(request["method"], request.get("params"))
+            known = self._known.get(key)
+            if known is not None and known[0] in (None, question):
+                self._used[key] = (question, known[1])
+                answers[key] = known[1]
+            else:
+                missing[key] = (question, request)
+        if missing:
+            self.pending.update(missing)
+            raise InputRequired(next(iter(missing)))
+        return answers
 
     def input_required_result(self, sealer: RequestStateSealer) -> dict[str, Any]:
         """The ``InputRequiredResult`` asking what is pending, its state carrying what was answered."""

@@ -22,6 +22,7 @@ from ..revisions import ALL_REVISIONS, Revision
 from ._boundary import to_wire
 from ._clientlog import LEVELS
 from ._context import Context
+from ._extensions import TASKS_ID, Extension, ExtensionHandler, register_extension
 from ._handshake import State
 from ._lifespan import Lifespan, LifespanScope
 from ._mrtr import DEFAULT_STATE_TTL, RequestStateSealer
@@ -67,6 +68,8 @@ class Server:
     ``lifespan``: ``fn(server)`` returning an async context manager (``contextlib.asynccontextmanager``),
     entered once before the first request is served (over stdio, in-process, and in each HTTP worker)
     and exited at shutdown; what it yields reaches handlers as ``ctx.lifespan`` (see :meth:`running`).
+
+    ``extensions``: MCP extensions (SEP-2133) the server offers (see :meth:`add_extension`).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Server:
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
         lifespan: Lifespan | None = None,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -135,6 +139,11 @@ class Server:
         self._capabilities_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         # every request of every transport and era passes through it (and its middleware)
         self.router = Router(self)
+        # SEP-2133 extensions: id -> extension, and the methods they add (method -> its handler)
+        self.extensions: dict[str, Extension] = {}
+        self.extension_methods: dict[str, tuple[Extension, ExtensionHandler]] = {}
+        for extension in extensions:
+            self.add_extension(extension)
 
     # -- lifespan ---------------------------------------------------------------------------------
     def running(self) -> AbstractAsyncContextManager[Any]:
@@ -166,6 +175,12 @@ class Server:
         self.add_middleware(fn)
         return fn
 
+    # -- extensions -------------------------------------------------------------------------------
+    def add_extension(self, extension: Extension) -> None:
+        """Offer an MCP extension (SEP-2133): declared in ``capabilities.extensions``, its methods
+        routable, its middleware (if any) run around every request (see :class:`Extension`)."""
+        register_extension(self, extension)
+
     # -- registration -----------------------------------------------------------------------------
     def add_tool(
         self,
@@ -180,12 +195,20 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         replace: bool = False,
+        task: str | None = None,
+        defer_task: bool = False,
     ) -> Tool:
         """Register a tool. Without ``input_schema`` the schema is built from ``fn``'s signature.
 
         ``fn`` receives the validated arguments as keyword arguments (and the :class:`Context` in a
         parameter annotated with it). Raises :class:`RegistrationError` for an invalid schema (and,
         with ``strict_tool_names``, for a name breaking the tool-name rules).
+
+        ``task`` ("optional" or "required") runs the tool's calls as tasks of the Tasks extension
+        (SEP-2663; added with its defaults if the server has none): "optional" when the request
+        declares the extension (an ordinary call otherwise), "required" always (-32021 for a client
+        without it). ``defer_task``: the call becomes a task only when the tool calls
+        ``await jsonrpc_mcp.server.tasks.start_task()`` (after asking for input, say).
         """
         ruled = [r for r in self.revisions if r.tool_name_rules]
         if ruled and isinstance(name, str) and not TOOL_NAME.match(name):
@@ -207,6 +230,8 @@ class Server:
             icons=icons,
             meta=meta,
         )
+        if task is not None or TASKS_ID in self.extensions:
+            _mark_task_tool(self, name, task, defer_task)
         self.tools.add(name, tool, replace=replace)
         return tool
 
@@ -225,6 +250,8 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        task: str | None = None,
+        defer_task: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | Callable[..., Any] | None = None, **options: Any) -> Any:
@@ -395,6 +422,9 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if len(self.prompts):
             caps["prompts"] = {"listChanged": True}
+        declared = {k: e.settings() for k, e in self.extensions.items() if e.serves(revision)}
+        if declared:
+            caps["extensions"] = declared
         return caps
 
     def uses_logging(self) -> bool:
@@ -602,3 +632,15 @@ class Server:
             logger.info("exiting with %d busy worker thread(s) abandoned", len(lingering))
             sys.stderr.flush()
             os._exit(0)
+
+
+def _mark_task_tool(server: Server, name: str, task: str | None, deferred: bool) -> None:
+    """``add_tool(task=...)``: tell the server's Tasks extension (added with its defaults if the
+    server has none) how the tool runs."""
+    tasks = server.extensions.get(TASKS_ID)
+    if tasks is None:
+        from .tasks import TasksExtension  # (loaded by the first tool that runs as a task)
+
+        tasks = TasksExtension()
+        server.add_extension(tasks)
+    tasks.mark(name, task, deferred=deferred)  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """Skills over MCP (SEP-2640, the ``io.modelcontextprotocol/skills`` extension).
 
 Serve an Agent Skills directory (``<name>/SKILL.md`` and supporting files) with
-``Skills("skills").attach(server)``; see :mod:`._extension` for what it serves and
+``server.add_extension(Skills("skills"))``; see :mod:`._extension` for what it serves and
 :mod:`._model` for the skill model. The names are loaded on first use (PEP 562): a client that
 only checks digests and frontmatter does not load the server.
 """

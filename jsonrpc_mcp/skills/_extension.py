@@ -2,8 +2,9 @@
 
 Theory of operation
 -------------------
-:class:`Skills` holds :class:`Skill` objects (from skills directories on disk, or made in memory)
-and, attached to a server, does three things:
+:class:`Skills` is an :class:`Extension` holding :class:`Skill` objects (from skills directories on
+disk, or made in memory). Added to a server (``server.add_extension(Skills("skills"))``) it does
+three things:
 
 * every file of every skill becomes a resource of the server (``skill://<skill-path>/<file>``), so
   ``resources/list`` lists them (SKILL.md named and described by its frontmatter, ``text/markdown``)
@@ -16,10 +17,11 @@ and, attached to a server, does three things:
   ``inode/directory``, -32602 for anything else). From 2026-07-28 on their results carry the
   caching hints of the core lists (the server's ``cache_ttl_ms`` and ``cache_scope``);
 * the extension is declared under ``capabilities.extensions`` in the ``initialize`` and
-  ``server/discover`` results, ``{}`` or ``{"directoryRead": true}``.
+  ``server/discover`` results, ``{}`` or ``{"directoryRead": true}`` (in both eras).
 
-The methods and the declaration are one middleware, so they reach every transport and era, and a
-client need not declare the extension itself to list skills (the conformance suite's does not).
+The methods are answered by the extension's middleware, ahead of the server's extension dispatch,
+which refuses a method of an extension the client did not declare (-32021): skills are listed and
+read by any client (SEP-2640 asks nothing of the client; the official suite's declares nothing).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .. import wire
 from ..jsonrpc.errors import InvalidParams
+from ..server._extensions import Extension
 from ..server._methods import decode_cursor, encode_cursor
 from ..server._registry import ResourceContent
 from ..server._stateless import finish
@@ -45,25 +47,28 @@ SKILLS_LIST = "skills/list"
 SKILLS_GET = "skills/get"
 DIRECTORY_READ = "resources/directory/read"
 DIRECTORY_MIME_TYPE = "inode/directory"
-_DECLARING = frozenset({wire.INITIALIZE, wire.DISCOVER})
 
 
-class Skills:
-    """The skills extension: ``Skills("path/to/skills")`` serves every skill below that folder.
+class Skills(Extension):
+    """The skills extension: ``server.add_extension(Skills("path/to/skills"))`` serves every skill
+    below that folder.
 
     ``sources``: skills directories (each sub-folder holding a ``SKILL.md`` is a skill), single
     skill directories, or :class:`Skill` objects. Everything is read and checked now (a bad skill
-    raises :class:`SkillError`). ``directory_read``: also serve ``resources/directory/read`` (and
-    declare ``directoryRead``). Attach it with ``skills.attach(server)``.
+    raises :class:`SkillError`); :meth:`add` adds more later. ``directory_read``: also serve
+    ``resources/directory/read`` (and declare ``directoryRead``).
     """
 
     id = EXTENSION_ID
+    eras = frozenset({"handshake", "stateless"})
 
     def __init__(self, *sources: str | os.PathLike[str] | Skill, directory_read: bool = True) -> None:
         self.directory_read = directory_read
         self.server: Server | None = None
+        self.middleware = self._answer
         self._skills: dict[str, Skill] = {}
         self._directories: dict[str, list[tuple[str, SkillFile | None]]] = {}
+        self._handlers = self.methods()
         self.add(*sources)
 
     # -- the catalogue -----------------------------------------------------------------------------
@@ -108,14 +113,13 @@ class Skills:
             table[DIRECTORY_READ] = self.read_directory
         return table
 
-    def attach(self, server: Server) -> None:
-        """Serve the skills on ``server``: their files as resources, the methods, the declaration."""
+    def attach(self, server: Any) -> None:
+        """(Called by ``server.add_extension``.) The skills' files become the server's resources."""
         if self.server is not None:
-            raise SkillError("this Skills is already attached to a server")
+            raise SkillError("this Skills is already added to a server")
         self.server = server
         for skill in self._skills.values():
             self._register(server, skill)
-        server.add_middleware(self.middleware)
 
     async def list_skills(self, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         entries = [skill.entry() for skill in self._skills.values()]
@@ -162,32 +166,20 @@ class Skills:
                 size=file.size,
             )
 
-    async def middleware(self, call: Call, call_next: CallNext) -> Any:
-        """Answers the extension's methods and declares the extension (see the module docs)."""
-        method = call.method
-        if method in _DECLARING:
-            result = await call_next(call)
-            return self._declare(result)
-        handler = self.methods().get(method)
+    async def _answer(self, call: Call, call_next: CallNext) -> Any:
+        """The middleware: answers the extension's methods, for every client (see the module docs)."""
+        handler = self._handlers.get(call.method)
+        if handler is None:
+            return await call_next(call)
         if call.era == "stateless":
             revision = call.revision
         else:
             revision = call.session.revision if call.session is not None else None
-        if handler is None or revision is None:
+        if revision is None:
             return await call_next(call)  # (a request before initialize, or with a bad envelope)
         params = {k: v for k, v in call.params.items() if k != "_meta"}
         result = await handler(None, params)
         return self._finish(revision, result) if call.era == "stateless" else result
-
-    def _declare(self, result: Any) -> Any:
-        if type(result) is not dict or type(result.get("capabilities")) is not dict:
-            return result
-        capabilities = dict(result["capabilities"])
-        declared = capabilities.get("extensions")
-        extensions = dict(declared) if type(declared) is dict else {}
-        extensions[self.id] = self.settings()
-        capabilities["extensions"] = extensions
-        return {**result, "capabilities": capabilities}
 
     def _finish(self, revision: Revision, result: dict[str, Any]) -> Any:
         server = self.server

@@ -27,12 +27,12 @@ async def _run(faults: list[str]) -> Run:
 
 
 def test_the_skills_area_has_its_four_requirements() -> None:
-    assert SKILLS == {
+    assert {
         "skills:list:entries",
         "skills:get:entry",
         "skills:get:unknown-uri",
         "skills:manifest:digest-matches",
-    }
+    } == SKILLS
 
 
 async def test_without_faults_the_skills_requirements_pass_in_every_revision() -> None:

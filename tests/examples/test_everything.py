@@ -61,7 +61,23 @@ TOOLS = {
     "json_schema_2020_12_tool",
     "test_reconnection",
     "test_header_parameters",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_capabilities",
 }
+# the Tasks extension's fixtures (examples/everything/tasks.py; tested in tests/tasks)
+TASK_TOOLS = {"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input"}
+TASK_TOOLS |= {"test_tool_with_task"}
 RESOURCES = {"test://static-text", "test://static-binary", "test://watched-resource"}
 TEMPLATE = "test://template/{id}/data"
 PROMPTS = {
@@ -69,6 +85,7 @@ PROMPTS = {
     "test_prompt_with_arguments",
     "test_prompt_with_embedded_resource",
     "test_prompt_with_image",
+    "test_input_required_result_prompt",
 }
 SAMPLED = {
     "role": "assistant",
@@ -171,7 +188,7 @@ def assert_valid(definition: str, instance: Any) -> None:
 async def test_lists_every_fixture_tool_with_a_description_and_an_input_schema() -> None:
     async with session() as client:
         tools = await client.list_tools()
-    assert {tool["name"] for tool in tools} == TOOLS
+    assert {tool["name"] for tool in tools} == TOOLS | TASK_TOOLS
     for tool in tools:
         assert tool["description"], tool["name"]
         assert tool["inputSchema"]["type"] == "object", tool["name"]
@@ -269,11 +286,21 @@ async def test_error_handling_returns_an_error_result_with_its_message() -> None
 
 
 async def test_json_schema_2020_12_tool_reports_its_arguments() -> None:
-    arguments = {"name": "Ada", "address": {"street": "1 Main St", "city": "Springfield"}}
+    arguments = {
+        "name": "Ada",
+        "address": {"street": "1 Main St", "city": "Springfield"},
+        "contactMethod": "phone",
+        "phone": "555-0100",
+    }
     async with session() as client:
         result = await client.call_tool("json_schema_2020_12_tool", arguments)
+        by_phone_without_one = await client.call_tool(
+            "json_schema_2020_12_tool", {"contactMethod": "phone", "email": "ada@example.com"}
+        )
     assert text_of(result).startswith("JSON Schema 2020-12 tool called with: ")
     assert json.loads(text_of(result).split(": ", 1)[1]) == arguments
+    assert by_phone_without_one["isError"] is True  # if/then: a phone contact needs a phone
+    assert "'phone' is a required property" in by_phone_without_one["content"][0]["text"]
 
 
 async def test_json_schema_2020_12_tool_refuses_a_property_its_schema_forbids() -> None:
@@ -526,6 +553,7 @@ async def test_lists_every_prompt_with_its_arguments() -> None:
         "test_prompt_with_arguments": [("arg1", True), ("arg2", True)],
         "test_prompt_with_embedded_resource": [("resourceUri", True)],
         "test_prompt_with_image": [],
+        "test_input_required_result_prompt": [],
     }
     assert [a["description"] for a in prompts["test_prompt_with_arguments"]["arguments"]] == [
         "First test argument",
@@ -623,6 +651,7 @@ async def test_completion_of_an_argument_without_suggestions_is_an_empty_list() 
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "test_sampling": {"prompt": "p"},
     "test_elicitation": {"message": "m"},
+    "json_schema_2020_12_tool": {"email": "ada@example.com"},
 }
 PROMPT_ARGUMENTS: dict[str, dict[str, str]] = {
     "test_prompt_with_arguments": {"arg1": "a", "arg2": "b"},
@@ -670,7 +699,7 @@ async def test_serves_the_fixtures_over_stdio() -> None:
             request_handlers=recorder.handlers,
             request_timeout=TIMEOUT,
         ) as client:
-            assert {tool["name"] for tool in await client.list_tools()} == TOOLS
+            assert {tool["name"] for tool in await client.list_tools()} == TOOLS | TASK_TOOLS
             result = await client.call_tool("test_elicitation", {"message": "over stdio"})
     assert text_of(result).startswith("User response: action=accept")
     assert [params["message"] for params in recorder.elicitations] == ["over stdio"]

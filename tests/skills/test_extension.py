@@ -30,7 +30,7 @@ def make_server(*, page_size: int = 1000, directory_read: bool = True) -> tuple[
         "acme/other", {"SKILL.md": "---\nname: other\ndescription: Another.\n---\nbody\n"}
     )
     skills = Skills(demo, other, directory_read=directory_read)
-    skills.attach(server)
+    server.add_extension(skills)
     return server, skills
 
 

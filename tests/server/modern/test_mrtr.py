@@ -194,23 +194,30 @@ async def test_a_retry_answering_only_other_keys_asks_again() -> None:
     assert list(round2["inputRequests"]) == ["elicit-1"]
 
 
-async def test_input_responses_without_a_request_state_are_not_answers() -> None:
+async def test_input_responses_without_a_request_state_answer_the_questions_of_their_keys() -> None:
     first = _call("greet")
     async with connect_raw(build_server()) as raw:
-        result = (await modern(raw, "tools/call", {**first, "inputResponses": {"elicit-1": ACCEPT_ADA}}))[
-            "result"
-        ]
-    assert result["resultType"] == "input_required"
+        answered = {**first, "inputResponses": {"elicit-1": ACCEPT_ADA, "extra": ACCEPT_ADA}}
+        result = (await modern(raw, "tools/call", answered))["result"]
+        unasked = {**first, "inputResponses": {"other": ACCEPT_ADA}}
+        other = (await modern(raw, "tools/call", unasked))["result"]
+    assert result["resultType"] == "complete"
+    assert text_of(result) == "Hello, Ada!"
+    assert other["resultType"] == "input_required"  # a key the handler does not ask answers nothing
 
 
-async def test_an_invalid_answer_is_the_clients_error_as_in_the_handshake_era() -> None:
+async def test_an_invalid_answer_is_the_clients_protocol_error() -> None:
     first = _call("greet")
     async with connect_raw(build_server()) as raw:
         round1 = (await modern(raw, "tools/call", first))["result"]
         bad = {"elicit-1": {"action": "maybe"}}
-        round2 = (await modern(raw, "tools/call", retry_params(first, round1, bad), valid=False))["result"]
-    assert round2["isError"] is True
-    assert "action 'maybe'" in text_of(round2)
+        round2 = await modern(raw, "tools/call", retry_params(first, round1, bad), valid=False)
+        not_an_object = {**first, "inputResponses": {"elicit-1": 12345}}
+        number = await modern(raw, "tools/call", not_an_object, valid=False)
+    assert round2["error"]["code"] == -32602
+    assert "action 'maybe'" in round2["error"]["message"]
+    assert round2["error"]["data"] == {"inputResponse": "elicit-1"}
+    assert number["error"]["code"] == -32602
 
 
 async def test_a_handler_swallowing_the_stop_still_gets_its_question_asked() -> None:
