@@ -161,7 +161,9 @@ class Skills(Extension):
                 uri,
                 _reader(file),
                 name=skill.name if is_skill_md else f"{skill.path}/{file.path}",
-                description=skill.description if is_skill_md else None,
+                description=skill.description
+                if is_skill_md
+                else f"{file.path}, a file of the {skill.name} skill",
                 mime_type=file.mime_type,
                 size=file.size,
             )
