@@ -179,6 +179,9 @@ class Skills(Extension):
             revision = call.session.revision if call.session is not None else None
         if revision is None:
             return await call_next(call)  # (a request before initialize, or with a bad envelope)
+        given = call.context.request.params
+        if given is not None and type(given) is not dict:
+            raise InvalidParams(f"Invalid params: {call.method} params must be an object")
         params = {k: v for k, v in call.params.items() if k != "_meta"}
         result = await handler(None, params)
         return self._finish(revision, result) if call.era == "stateless" else result

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jsonrpc_mcp import Client, JsonRpcError, Server
+from jsonrpc_mcp import Client, JsonRpcError, RegistrationError, Server
 from jsonrpc_mcp.skills import EXTENSION_ID, Skill, Skills, SkillVerificationError, digest_of, verify_file
 from jsonrpc_mcp.testing import connect
 
@@ -221,3 +221,28 @@ async def test_a_handshake_request_before_initialize_is_refused() -> None:
         with pytest.raises(JsonRpcError) as caught:
             await client.request("skills/list", {})
     assert caught.value.code == -32600
+
+
+async def test_params_that_are_not_an_object_are_refused_with_32602() -> None:
+    server, _ = make_server()
+    async with client_of(server, "legacy") as client:
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("skills/list", ["not", "an", "object"])
+        assert (await client.request("skills/list"))["skills"]  # (no params at all is fine)
+    assert caught.value.code == -32602
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_declaring_the_extension_is_served_the_same(mode: str) -> None:
+    server, skills = make_server()
+    declared = {"extensions": {EXTENSION_ID: {}}}
+    async with connect(server, mode=mode, capabilities=declared) as client:
+        assert await client.list_skills() == [s.entry() for s in skills.skills]
+
+
+def test_one_skills_extension_serves_one_server() -> None:
+    server, skills = make_server()
+    with pytest.raises(RegistrationError):
+        server.add_extension(skills)
+    with pytest.raises(RegistrationError, match="already added"):
+        Server("other").add_extension(skills)
