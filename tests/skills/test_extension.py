@@ -235,7 +235,7 @@ async def test_params_that_are_not_an_object_are_refused_with_32602() -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_client_declaring_the_extension_is_served_the_same(mode: str) -> None:
     server, skills = make_server()
-    declared = {"extensions": {EXTENSION_ID: {}}}
+    declared: dict[str, Any] = {"extensions": {EXTENSION_ID: {}}}
     async with connect(server, mode=mode, capabilities=declared) as client:
         assert await client.list_skills() == [s.entry() for s in skills.skills]
 
