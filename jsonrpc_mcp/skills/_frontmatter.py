@@ -6,14 +6,16 @@ A SKILL.md starts with ``---``, its YAML frontmatter, and a closing ``---``. The
 sends that frontmatter as a JSON object that hosts compare, key by key, with their own parse of the
 file, so the parse must give what a YAML 1.2 parser gives, or fail at registration.
 
-With PyYAML installed (``safe_load``) it parses the block, and the result is checked to be JSON (a
-date or a non-string key is refused). Without it, :func:`parse_yaml` handles the subset Agent Skills
-use: a top-level mapping whose values are scalars (plain, ``"double"`` or ``'single'`` quoted,
-``|``/``>`` block scalars), flow lists of scalars, block lists of scalars, and nested mappings
-(``metadata:``) of the same. Plain scalars resolve as the YAML 1.2 core schema does (null, booleans,
-integers, floats, else strings). Anything outside the subset, and any plain scalar that YAML 1.1
-parsers read differently (``yes``, ``off``, ``012``, ``1_000``, ``2024-01-01``...), is refused with a
-:class:`FrontmatterError` naming the line: quoting it says what is meant.
+:func:`parse_yaml` handles the subset Agent Skills use: a top-level mapping whose values are scalars
+(plain, ``"double"`` or ``'single'`` quoted, ``|``/``>`` block scalars), flow lists of scalars, block
+lists of scalars, and nested mappings (``metadata:``) of the same. Plain scalars resolve as the YAML
+1.2 core schema does (null, booleans, integers, floats, else strings). A plain scalar that YAML 1.1
+parsers read differently (``yes``, ``off``, ``012``, ``1_000``, ``2024-01-01``...), a duplicate key,
+or a tab in the indentation is refused with a :class:`FrontmatterError` naming the line: quoting
+it says what is meant. A frontmatter outside the subset (flow mappings, multi-line plain scalars,
+anchors...) is handed to PyYAML when it is installed (``safe_load``; the result must be JSON: a date
+or a non-string key is refused), and refused otherwise. So the same file gives the same JSON with
+or without PyYAML, wherever the subset reads it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ __all__ = ["FrontmatterError", "parse_frontmatter", "parse_yaml", "split_frontma
 
 class FrontmatterError(ValueError):
     """A SKILL.md whose frontmatter is missing or cannot be parsed (the message says where)."""
+
+
+class _Unsupported(FrontmatterError):
+    """Valid YAML, perhaps, but outside the built-in parser's subset (PyYAML may read it)."""
 
 
 _OPEN = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n")
@@ -64,21 +70,32 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 
 def parse_frontmatter(text: str) -> dict[str, Any]:
-    """The frontmatter of a SKILL.md as a JSON object (PyYAML when installed, else :func:`parse_yaml`)."""
+    """The frontmatter of a SKILL.md as a JSON object: :func:`parse_yaml`, or PyYAML (when installed)
+    for a frontmatter outside the built-in subset (never for one the subset refuses outright)."""
     block, _ = split_frontmatter(text)
     try:
-        import yaml  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
         value: Any = parse_yaml(block)
-    else:
+    except _Unsupported as exc:
+        yaml = _pyyaml()
+        if yaml is None:
+            raise FrontmatterError(f"{exc} (install PyYAML for the whole of YAML)") from None
         try:
             value = yaml.safe_load(block)
-        except yaml.YAMLError as exc:
-            raise FrontmatterError(f"SKILL.md frontmatter is not valid YAML: {exc}") from None
+        except yaml.YAMLError as error:
+            raise FrontmatterError(f"SKILL.md frontmatter is not valid YAML: {error}") from None
         value = {} if value is None else value
     if not isinstance(value, dict):
         raise FrontmatterError("SKILL.md frontmatter must be a YAML mapping")
     return to_json_value(value, "frontmatter")  # type: ignore[no-any-return]
+
+
+def _pyyaml() -> Any:
+    """The ``yaml`` module (PyYAML, an optional extra), or None."""
+    try:
+        import yaml  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    return yaml
 
 
 def to_json_value(value: Any, where: str) -> Any:
@@ -107,9 +124,10 @@ class _Lines:
         self.lines = block.replace("\r\n", "\n").split("\n")
         self.i = 0
 
-    def fail(self, message: str, line: int | None = None) -> FrontmatterError:
+    def fail(self, message: str, line: int | None = None, *, unsupported: bool = False) -> FrontmatterError:
         number = (self.i if line is None else line) + 2  # +1 for the opening ---, +1 for 1-based
-        return FrontmatterError(f"SKILL.md line {number}: {message}")
+        kind = _Unsupported if unsupported else FrontmatterError
+        return kind(f"SKILL.md line {number}: {message}")
 
     def next_content(self) -> tuple[int, str] | None:
         """(indent, text) of the next line that is not blank or a comment, without consuming it."""
@@ -131,10 +149,10 @@ def parse_yaml(block: str) -> dict[str, Any]:
     if first is None:
         return {}
     if first[0] != 0:
-        raise lines.fail("the frontmatter must start at the left margin")
+        raise lines.fail("the frontmatter must start at the left margin", unsupported=True)
     value = _mapping(lines, 0)
     if lines.next_content() is not None:
-        raise lines.fail("unexpected indentation")
+        raise lines.fail("unexpected indentation", unsupported=True)
     return value
 
 
@@ -145,10 +163,10 @@ def _mapping(lines: _Lines, indent: int) -> dict[str, Any]:
         if found is None or found[0] < indent:
             return out
         if found[0] > indent:
-            raise lines.fail("unexpected indentation")
+            raise lines.fail("unexpected indentation", unsupported=True)
         match = _KEY.match(found[1])
         if match is None:
-            raise lines.fail(f"expected 'key: value', got {found[1]!r}")
+            raise lines.fail(f"expected 'key: value', got {found[1]!r}", unsupported=True)
         key = _key(match.group("key"), lines)
         if key in out:
             raise lines.fail(f"duplicate key {key!r}")
@@ -194,14 +212,16 @@ def _sequence(lines: _Lines, indent: int) -> list[Any]:
         if found[0] > indent or not (found[1].startswith("- ") or found[1] == "-"):
             if found[0] == indent:
                 return out  # the list ended; the enclosing mapping goes on
-            raise lines.fail("unexpected indentation")
+            raise lines.fail("unexpected indentation", unsupported=True)
         item = found[1][1:].strip()
         line = lines.i
         lines.i += 1
         if not item or item.startswith("#"):
-            raise lines.fail("nested list items are not supported; write the item on the '-' line", line)
+            raise lines.fail(
+                "nested list items are not supported; write the item on the '-' line", line, unsupported=True
+            )
         if _KEY.match(item) and item[0] not in "\"'[":
-            raise lines.fail("mappings inside lists are not supported", line)
+            raise lines.fail("mappings inside lists are not supported", line, unsupported=True)
         out.append(_inline(item, lines, line))
 
 
@@ -212,7 +232,7 @@ def _inline(text: str, lines: _Lines, line: int) -> Any:
     if text[0] == "[":
         return _flow_list(text, lines, line)
     if text[0] in "{&*!%@`" or text.startswith("- ") or text == "-":
-        raise lines.fail(f"unsupported YAML value {text!r} (quote it)", line)
+        raise lines.fail(f"unsupported YAML value {text!r} (quote it)", line, unsupported=True)
     return _plain(_strip_comment(text), lines, line)
 
 
@@ -283,7 +303,7 @@ def _scan_quoted(text: str, start: int, lines: _Lines, line: int) -> tuple[str, 
             continue
         out.append(ch)
         i += 1
-    raise lines.fail("a quoted value must end on its own line", line)
+    raise lines.fail("a quoted value must end on its own line", line, unsupported=True)
 
 
 def _flow_list(text: str, lines: _Lines, line: int) -> list[Any]:
@@ -315,14 +335,14 @@ def _flow_list(text: str, lines: _Lines, line: int) -> list[Any]:
             i = end
         else:
             break
-    raise lines.fail("only one-line flow lists of scalars are supported ('[a, b]')", line)
+    raise lines.fail("only one-line flow lists of scalars are supported ('[a, b]')", line, unsupported=True)
 
 
 def _block_scalar(lines: _Lines, header: str, indent: int, line: int) -> str:
     """``|`` (literal) or ``>`` (folded), with ``-`` (strip) or ``+`` (keep) chomping."""
     spec = _strip_comment(header)
     if not re.fullmatch(r"[|>][-+]?", spec):
-        raise lines.fail(f"unsupported block scalar header {header!r}", line)
+        raise lines.fail(f"unsupported block scalar header {header!r}", line, unsupported=True)
     folded, chomp = spec[0] == ">", spec[1:]
     body: list[str] = []
     block_indent: int | None = None
@@ -340,7 +360,9 @@ def _block_scalar(lines: _Lines, header: str, indent: int, line: int) -> str:
         if width < block_indent:
             break
         if folded and width > block_indent:
-            raise lines.fail("more-indented lines in a folded ('>') value are not supported; use '|'")
+            raise lines.fail(
+                "more-indented lines in a folded ('>') value are not supported; use '|'", unsupported=True
+            )
         body.append(raw[block_indent:])
         lines.i += 1
     trailing = 0

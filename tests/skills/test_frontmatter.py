@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from jsonrpc_mcp.skills import _frontmatter
 from jsonrpc_mcp.skills._frontmatter import FrontmatterError, parse_frontmatter, parse_yaml, split_frontmatter
 
 
@@ -127,3 +128,28 @@ def test_agrees_with_pyyaml_on_the_subset() -> None:
         "note: |\n  line one\n  line two\n"
     )
     assert parse_yaml(text) == yaml.safe_load(text)
+
+
+OUTSIDE = "---\nname: a\ndescription: b\nextra: {x: 1}\n---\n"
+
+
+def test_outside_the_subset_without_pyyaml_is_refused_saying_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_frontmatter, "_pyyaml", lambda: None)
+    with pytest.raises(FrontmatterError, match="install PyYAML"):
+        parse_frontmatter(OUTSIDE)
+
+
+def test_outside_the_subset_pyyaml_reads_it_and_the_result_must_be_json() -> None:
+    pytest.importorskip("yaml")
+    assert parse_frontmatter(OUTSIDE) == {"name": "a", "description": "b", "extra": {"x": 1}}
+    with pytest.raises(FrontmatterError, match="not a JSON value"):
+        parse_frontmatter("---\nname: a\nwhen: !!timestamp 2024-01-01\n---\n")
+    with pytest.raises(FrontmatterError, match="not valid YAML"):
+        parse_frontmatter("---\nname: a\nbad: [unclosed\n---\n")
+
+
+def test_what_the_subset_refuses_outright_is_never_handed_to_pyyaml() -> None:
+    with pytest.raises(FrontmatterError, match=r"YAML 1\.1"):
+        parse_frontmatter("---\nname: a\nbeta: yes\n---\n")
+    with pytest.raises(FrontmatterError, match="duplicate key"):
+        parse_frontmatter("---\nname: a\nname: b\n---\n")
