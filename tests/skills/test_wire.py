@@ -51,11 +51,12 @@ async def test_skills_over_http(mode: str) -> None:
                 await check_skills(client)
 
 
-async def test_skills_over_stdio() -> None:
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_skills_over_stdio(mode: str) -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(SERVER_PATH)]
     with anyio.fail_after(PROCESS_TIMEOUT):
         async with Client.stdio(
-            command, cwd=REPO_ROOT, stderr=subprocess.DEVNULL, request_timeout=TIMEOUT
+            command, mode=mode, cwd=REPO_ROOT, stderr=subprocess.DEVNULL, request_timeout=TIMEOUT
         ) as client:
             await check_skills(client)
 
