@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonrpc_mcp import Context, Extension, Server
-from jsonrpc_mcp.server._extensions import ExtensionHandler, call_client_extensions
-from jsonrpc_mcp.server._pipeline import Call, CallNext
+from jsonrpc_mcp.server import Call, CallNext, ExtensionHandler, call_client_extensions
 
 EXT = "com.example/echo"
 STAMP = "com.example/declared"

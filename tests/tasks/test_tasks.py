@@ -157,6 +157,7 @@ async def test_a_tool_error_completes_with_is_error_and_a_protocol_error_fails()
         created = await client.request("tools/call", {"name": "protocol_error"})
         failed = await until(client, created["taskId"], "failed")
         assert failed["error"]["code"] == -32603 and "crashed" in failed["error"]["message"]
+        assert "crashed" in failed["statusMessage"]
         assert "result" not in failed
 
 
@@ -339,3 +340,55 @@ def test_bad_task_options_are_refused() -> None:
         TasksExtension(ttl_ms=0)
     with pytest.raises(ValueError):
         TasksExtension(poll_interval_ms=1.5)  # type: ignore[arg-type]
+
+
+async def test_listening_for_task_notifications_needs_the_extension() -> None:
+    server, _, _ = make_server()
+    async with client_of(server, declare=False) as client:
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("subscriptions/listen", {"notifications": {"taskIds": ["x"]}})
+        assert caught.value.code == -32021
+        assert caught.value.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+
+
+@pytest.mark.parametrize("responses", [None, [], "x"])
+async def test_tasks_update_needs_an_object_of_responses(responses: Any) -> None:
+    server, _, _ = make_server()
+    async with client_of(server) as client:
+        created = await client.request("tools/call", {"name": "ask_name"})
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("tasks/update", {"taskId": created["taskId"], "inputResponses": responses})
+        assert caught.value.code == -32602
+        await client.request("tasks/cancel", {"taskId": created["taskId"]})
+
+
+def test_the_in_memory_store_is_a_task_store() -> None:
+    from jsonrpc_mcp.server.tasks import TaskStore
+
+    assert isinstance(InMemoryTaskStore(), TaskStore)
+
+
+def test_the_tasks_package_exports_what_it_lists() -> None:
+    import jsonrpc_mcp.server.tasks as tasks
+
+    assert [name for name in tasks.__all__ if not hasattr(tasks, name)] == []
+
+
+async def test_a_handshake_session_answers_a_task_call_at_once() -> None:
+    server, _, _ = make_server()
+    async with client_of(server, mode="legacy") as client:
+        handle = await client.start_tool_task("quick")
+        assert handle.task_id is None and handle.immediate is not None
+        assert (await handle.result())["content"] == [{"type": "text", "text": "quick"}]
+        with pytest.raises(RuntimeError):
+            await handle.get()
+
+
+def test_client_extensions_merge_with_declared_capabilities() -> None:
+    from jsonrpc_mcp.transports.memory import memory_pair
+
+    stream, _ = memory_pair()
+    declared = {"extensions": {"a.b/c": {"x": 1}}, "roots": {}}
+    client = Client(stream, capabilities=declared, extensions={TASKS: {}})
+    assert client.capabilities == {"extensions": {"a.b/c": {"x": 1}, TASKS: {}}, "roots": {}}
+    assert client.extensions == {"a.b/c": {"x": 1}, TASKS: {}}

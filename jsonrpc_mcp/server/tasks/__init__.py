@@ -18,6 +18,5 @@ __all__ = [
     "TaskInputChannel",
     "TaskStore",
     "TasksExtension",
-    "ask_input",
     "start_task",
 ]
