@@ -102,6 +102,12 @@ class Extension:
         """The extension's request methods: method name -> ``async (ctx, params) -> result``."""
         return {}
 
+    def listen_filters(self, requested: dict[str, Any]) -> dict[str, Any]:
+        """The part of a ``subscriptions/listen`` filter (``params.notifications``) this extension
+        honours, for a request that declared it: merged into the acknowledgement and kept on the
+        listener (``Listener.granted``). Default: none."""
+        return {}
+
     def attach(self, server: Any) -> None:
         """Called once when the extension is added to ``server`` (override to keep a reference)."""
 

@@ -392,3 +392,33 @@ def test_client_extensions_merge_with_declared_capabilities() -> None:
     client = Client(stream, capabilities=declared, extensions={TASKS: {}})
     assert client.capabilities == {"extensions": {"a.b/c": {"x": 1}, TASKS: {}}, "roots": {}}
     assert client.extensions == {"a.b/c": {"x": 1}, TASKS: {}}
+
+
+async def test_a_listener_for_task_ids_gets_each_change_as_notifications_tasks() -> None:
+    server, _, _ = make_server()
+    async with client_of(server) as client:
+        created = await client.request("tools/call", {"name": "ask_name"})
+        task_id = created["taskId"]
+        with anyio.fail_after(TIMEOUT):
+            async with client.listen({"taskIds": [task_id], "toolsListChanged": True}) as subscription:
+                assert subscription.acknowledged == {"taskIds": [task_id], "toolsListChanged": True}
+                waiting = await until(client, task_id, "input_required")
+                key = next(iter(waiting["inputRequests"]))
+                answer = {"action": "accept", "content": {"name": "Di"}}
+                await client.request("tasks/update", {"taskId": task_id, "inputResponses": {key: answer}})
+                seen: list[dict[str, Any]] = []
+                while not seen or seen[-1]["status"] != "completed":
+                    method, params = await subscription.receive()
+                    assert method == "notifications/tasks" and params["taskId"] == task_id
+                    seen.append(params)
+        assert seen[-1]["result"]["content"][0]["text"] == "hi Di"
+        assert "expiresAt" not in seen[-1] and "inputResponses" not in seen[-1]
+        assert seen[-1]["_meta"]["io.modelcontextprotocol/subscriptionId"] is not None
+
+
+async def test_task_ids_must_be_a_list_of_strings() -> None:
+    server, _, _ = make_server()
+    async with client_of(server) as client:
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("subscriptions/listen", {"notifications": {"taskIds": "x"}})
+        assert caught.value.code == -32602

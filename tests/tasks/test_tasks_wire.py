@@ -64,6 +64,13 @@ async def test_tasks_over_streamable_http() -> None:
             options: dict[str, Any] = {"capabilities": {"elicitation": {}}, "request_handlers": handlers}
             async with Client.http(f"{base}/mcp", mode=MODERN, **options) as client:
                 await _exercise(client)
+            async with Client.http(f"{base}/mcp", mode=MODERN, extensions={TASKS: {}}) as client:
+                task = await client.start_tool_task("slow_compute", {"seconds": 60})
+                async with client.listen({"taskIds": [task.task_id]}) as subscription:  # an SSE stream
+                    assert subscription.acknowledged == {"taskIds": [task.task_id]}
+                    await task.cancel()
+                    method, params = await subscription.receive()
+                assert method == "notifications/tasks" and params["status"] == "cancelled"
             async with Client.http(f"{base}/mcp", mode=MODERN) as plain:
                 with pytest.raises(JsonRpcError) as caught:
                     await plain.call_tool("failing_job")

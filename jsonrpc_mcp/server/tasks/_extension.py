@@ -21,9 +21,9 @@ Methods (each -32021 for a request not declaring the extension, -32602 for an un
 ``tasks/get`` (the task, with ``result``/``error``/``inputRequests`` by status), ``tasks/update``
 (answers to pending input requests; keys not pending are ignored; an empty ack), ``tasks/cancel``
 (an empty ack; cancelling a terminal task changes nothing). ``subscriptions/listen`` asking for
-``notifications.taskIds`` without declaring the extension is -32021; with it, the filter is not
-honoured (left out of the acknowledgement: this server pushes no ``notifications/tasks``, clients
-poll).
+``notifications.taskIds`` without declaring the extension is -32021; with it, the listener gets a
+``notifications/tasks`` (the task as ``tasks/get`` shows it) on every change of those tasks (made
+in this process: a shared store's other processes push to their own listeners).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ __all__ = ["TASKS", "TasksExtension"]
 
 TASKS = "io.modelcontextprotocol/tasks"
 MODES = ("optional", "required")
+NOTIFICATION = "notifications/tasks"
 
 
 class TasksExtension(Extension):
@@ -120,7 +121,7 @@ class TasksExtension(Extension):
 
     def _new_job(self, deferred: bool) -> Job:
         task_id = str(uuid.uuid4())
-        job = Job(self.store, task_id, self.poll_interval_ms / 1000, deferred=deferred)
+        job = Job(self.store, task_id, self.poll_interval_ms / 1000, deferred=deferred, changed=self._changed)
         self.jobs[task_id] = job
         return job
 
@@ -135,6 +136,7 @@ class TasksExtension(Extension):
             "pollIntervalMs": self.poll_interval_ms,
         }
         await self.store.create(record)
+        await self._changed(job.task_id)
         return record
 
     def _created_result(self, call: Call, record: dict[str, Any]) -> Any:
@@ -236,6 +238,34 @@ class TasksExtension(Extension):
         if outcome is not None:  # (None: cancelled, and the status says so already)
             outcome["lastUpdatedAt"] = now_iso()
             await self.store.update(job.task_id, outcome)
+            await self._changed(job.task_id)
+
+    # -- status notifications ---------------------------------------------------------------------
+    def listen_filters(self, requested: dict[str, Any]) -> dict[str, Any]:
+        """``notifications.taskIds`` of a ``subscriptions/listen`` that declared the extension: every
+        id given is honoured (the tasks of this process's store are pushed as they change)."""
+        ids = requested.get("taskIds")
+        if ids is None:
+            return {}
+        if type(ids) is not list or not all(type(i) is str for i in ids):
+            raise InvalidParams("Invalid params: notifications.taskIds must be a list of task ids")
+        return {"taskIds": list(dict.fromkeys(ids))}
+
+    async def _changed(self, task_id: str) -> None:
+        """Push the task, as ``tasks/get`` shows it now, to the listeners that asked for it."""
+        if self.server is None or not len(self.server.subscriptions):
+            return
+        watching = [
+            lis for lis in self.server.subscriptions.listeners() if task_id in lis.granted.get("taskIds", ())
+        ]
+        if not watching:
+            return
+        record = await self.store.get(task_id)
+        if record is None:
+            return
+        view = {k: v for k, v in record.items() if k not in PRIVATE_FIELDS}
+        for listener in watching:
+            listener.post_params(NOTIFICATION, task_id, view)
 
     # -- the methods ------------------------------------------------------------------------------
     async def _find(self, params: dict[str, Any], method: str) -> dict[str, Any]:
@@ -268,6 +298,7 @@ class TasksExtension(Extension):
             if not remaining:
                 changes["status"] = "working"
             await self.store.update(record["taskId"], changes)
+            await self._changed(record["taskId"])
             job = self.jobs.get(record["taskId"])
             if job is not None:
                 job.poke()
@@ -278,6 +309,7 @@ class TasksExtension(Extension):
         if not is_terminal(record):
             changes = {"status": "cancelled", "inputRequests": None, "lastUpdatedAt": now_iso()}
             await self.store.update(record["taskId"], changes)
+            await self._changed(record["taskId"])
             job = self.jobs.pop(record["taskId"], None)
             if job is not None:
                 job.cancel()

@@ -77,9 +77,16 @@ class Job:
     (deferred tasks) the hand-over to the request that started it."""
 
     def __init__(
-        self, store: TaskStore, task_id: str, poll_interval: float, *, deferred: bool = False
+        self,
+        store: TaskStore,
+        task_id: str,
+        poll_interval: float,
+        *,
+        deferred: bool = False,
+        changed: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
+        self.changed = changed  # told after each change of the task's record (notifications/tasks)
         self.task_id = task_id
         self.poll_interval = poll_interval
         self.scope = anyio.CancelScope()
@@ -105,6 +112,8 @@ class Job:
             self.task_id,
             {"status": "input_required", "inputRequests": dict(requests), "inputResponses": {}, **_stamp()},
         )
+        if record is not None and self.changed is not None:
+            await self.changed(self.task_id)
         answers: dict[str, Any] = {}
         while True:
             if record is not None:
@@ -121,6 +130,8 @@ class Job:
                     self.task_id,
                     {"status": "working", "inputRequests": None, "inputResponses": None, **_stamp()},
                 )
+                if self.changed is not None:
+                    await self.changed(self.task_id)
                 return answers
             with anyio.move_on_after(self.poll_interval):  # (another process may run tasks/update)
                 await self.wake.wait()
