@@ -442,6 +442,24 @@ class Client:
     async def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
         return await self._with_input(wire.RESOURCES_READ, {"uri": uri}, timeout)
 
+    # -- skills: the io.modelcontextprotocol/skills extension (SEP-2640) --------------------------
+    async def list_skills(self) -> list[dict[str, Any]]:
+        """Every skill entry of ``skills/list`` (following ``nextCursor`` to the end)."""
+        return await self._list_all("skills/list", "skills")
+
+    async def get_skill(self, uri: str) -> dict[str, Any]:
+        """The entry of the skill whose SKILL.md is ``uri`` (``skills/get``; -32602 if none)."""
+        result = await self.request("skills/get", {"uri": uri})
+        return dict(result["skill"])
+
+    async def read_skill_file(self, entry: dict[str, Any], uri: str | None = None) -> bytes:
+        """Read a file of a skill (default: its SKILL.md) and verify it against ``entry``: size,
+        digest, and for SKILL.md the frontmatter. A mismatch raises ``SkillVerificationError``."""
+        from ..skills._client import verify_file
+
+        target = uri if uri is not None else str(entry.get("uri"))
+        return verify_file(entry, target, await self.read_resource(target))
+
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list_all(wire.PROMPTS_LIST, "prompts")
 
