@@ -54,6 +54,7 @@ from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
+from ._skills import SkillsMixin
 from ._tasks import ToolTask, with_tasks_declared
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
@@ -80,7 +81,7 @@ class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
 
 
-class Client:
+class Client(SkillsMixin):
     """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
 
     ``mode`` is ``"legacy"`` (default), ``"auto"`` or the version of a stateless revision (2026-07-28)
@@ -441,24 +442,6 @@ class Client:
 
     async def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
         return await self._with_input(wire.RESOURCES_READ, {"uri": uri}, timeout)
-
-    # -- skills: the io.modelcontextprotocol/skills extension (SEP-2640) --------------------------
-    async def list_skills(self) -> list[dict[str, Any]]:
-        """Every skill entry of ``skills/list`` (following ``nextCursor`` to the end)."""
-        return await self._list_all("skills/list", "skills")
-
-    async def get_skill(self, uri: str) -> dict[str, Any]:
-        """The entry of the skill whose SKILL.md is ``uri`` (``skills/get``; -32602 if none)."""
-        result = await self.request("skills/get", {"uri": uri})
-        return dict(result["skill"])
-
-    async def read_skill_file(self, entry: dict[str, Any], uri: str | None = None) -> bytes:
-        """Read a file of a skill (default: its SKILL.md) and verify it against ``entry``: size,
-        digest, and for SKILL.md the frontmatter. A mismatch raises ``SkillVerificationError``."""
-        from ..skills._client import verify_file
-
-        target = uri if uri is not None else str(entry.get("uri"))
-        return verify_file(entry, target, await self.read_resource(target))
 
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list_all(wire.PROMPTS_LIST, "prompts")
