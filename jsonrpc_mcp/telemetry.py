@@ -16,8 +16,10 @@ the attributes the conventions give (``mcp.method.name``, ``jsonrpc.request.id``
 
 The parent of the span is the trace context the client put in ``params._meta`` (``traceparent``,
 ``tracestate``, ``baggage``; reserved and normative in 2026-07-28), extracted with the globally
-configured propagator; the ambient context at that point (an HTTP server span, if the ASGI app is
-instrumented) is linked, or becomes the parent when the request carries none.
+configured propagator; the context of the HTTP request that carried it (its ``traceparent``
+headers) and the ambient one (an HTTP server span, if the ASGI app is instrumented) are linked.
+A request carrying none in ``_meta`` falls back to the HTTP request's headers, then to the
+ambient context.
 
 Only the OpenTelemetry *API* is used (``pip install jsonrpc-mcp[otel]``), imported when telemetry
 is switched on. ``Server(telemetry=None)`` (the default) switches it on when the server starts
@@ -128,11 +130,7 @@ class Telemetry:
     # -- requests -----------------------------------------------------------------------------------
     async def __call__(self, call: Call, call_next: CallNext) -> Any:
         attributes, name = self._describe(call)
-        ambient = self._trace.get_current_span().get_span_context()
-        meta = call.params.get("_meta")
-        carrier = {k: meta[k] for k in _PROPAGATED if isinstance(meta, dict) and isinstance(meta.get(k), str)}
-        parent = self._propagate.extract(carrier) if carrier else None
-        links = [self._trace.Link(ambient)] if parent is not None and ambient.is_valid else None
+        parent, links = self._parent(call)
         started = time.perf_counter()
         error: str | None = None
         with self.tracer.start_as_current_span(
@@ -164,6 +162,33 @@ class Telemetry:
                     if error.lstrip("-").isdigit():
                         metric["rpc.response.status_code"] = error
                 self.operations.record(time.perf_counter() - started, metric)
+
+    def _parent(self, call: Call) -> tuple[Any, list[Any] | None]:
+        """The span's parent and links: the context in ``params._meta`` (the HTTP request's own
+        context, and the ambient one, linked); else the HTTP request's ``traceparent`` headers;
+        else the ambient context (None)."""
+        from .server._pipeline import current_http_headers  # (the server's side only: not at import)
+
+        meta = call.params.get("_meta")
+        carrier = {k: meta[k] for k in _PROPAGATED if isinstance(meta, dict) and isinstance(meta.get(k), str)}
+        headers = current_http_headers.get()
+        transport: dict[str, str] = {}
+        for name, value in headers or ():
+            key = name.decode("latin-1").lower()
+            if key in _PROPAGATED:
+                transport[key] = value.decode("latin-1")
+        if not carrier:
+            return (self._propagate.extract(transport) if transport else None), None
+        links = []
+        for context in (self._trace.get_current_span().get_span_context(), self._remote(transport)):
+            if context is not None and context.is_valid:
+                links.append(self._trace.Link(context))
+        return self._propagate.extract(carrier), links or None
+
+    def _remote(self, carrier: dict[str, str]) -> Any:
+        if not carrier:
+            return None
+        return self._trace.get_current_span(self._propagate.extract(carrier)).get_span_context()
 
     def _describe(self, call: Call) -> tuple[dict[str, Any], str]:
         attributes: dict[str, Any] = {"mcp.method.name": call.method}

@@ -28,6 +28,7 @@ from ..jsonrpc import codec
 from ..jsonrpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..jsonrpc.messages import Invalid
 from ..revisions import REVISIONS
+from ..server._pipeline import current_http_headers
 from ..wire import LISTEN as LISTEN
 from ._asgi import EVENT_STREAM as EVENT_STREAM
 from ._asgi import JSON as JSON
@@ -141,6 +142,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            current_http_headers.set(scope["headers"])  # for middleware (Call.http_headers), telemetry
             try:
                 await self._http(scope, receive, send)
             except _Disconnected:

@@ -21,6 +21,7 @@ middleware the chain costs nothing: the dispatcher is called directly.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -28,9 +29,16 @@ if TYPE_CHECKING:
     from ..revisions import Revision
     from ._session import ServerSession
 
-__all__ = ["Call", "CallNext", "Middleware", "chain"]
+__all__ = ["Call", "CallNext", "Middleware", "chain", "current_http_headers"]
 
 Era = Literal["handshake", "stateless"]
+
+# The headers of the HTTP request whose messages are being served (ASGI's raw pairs), set by the HTTP
+# app for each request; None where no HTTP request carried the call (stdio, in memory). Tasks the
+# request starts inherit it, so a session's handler sees the headers of the POST that carried it.
+current_http_headers: ContextVar[list[tuple[bytes, bytes]] | None] = ContextVar(
+    "jsonrpc_mcp_http_headers", default=None
+)
 
 
 class Call:
@@ -82,6 +90,17 @@ class Call:
 
     def __repr__(self) -> str:
         return f"Call({self.method!r}, id={self.request_id!r}, era={self.era}, transport={self.transport})"
+
+    @property
+    def http_headers(self) -> dict[str, str]:
+        """The headers of the HTTP request that carried this call (lower-case names; repeated ones
+        joined by ", "); empty when no HTTP request did."""
+        raw = current_http_headers.get()
+        headers: dict[str, str] = {}
+        for name, value in raw or ():
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        return headers
 
 
 CallNext = Callable[[Call], Awaitable[Any]]

@@ -175,3 +175,50 @@ async def test_over_http_the_transport_is_tcp_and_the_session_is_named_in_the_ha
         assert isinstance(attributes.get("mcp.session.id"), str) and attributes["mcp.session.id"]
     else:
         assert "mcp.session.id" not in attributes
+
+
+async def test_over_http_the_traceparent_header_is_the_fallback_and_a_link_beside_meta(
+    observed: Observed,
+) -> None:
+    server = make_server(observed)
+    app = server.http_app()
+    header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            serving(app) as base,
+            Client.http(f"{base}/mcp", headers={"traceparent": header}) as client,
+        ):
+            await client.call_tool("add", {"a": 1, "b": 2})  # no context in _meta: the header is the parent
+            meta = {"traceparent": TRACEPARENT}
+            await client.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}, "_meta": meta})
+    first, second = [s for s in observed.finished() if s.name == "tools/call add"]
+    assert first.parent is not None and f"{first.context.trace_id:032x}" == "0af7651916cd43dd8448eb211c80319c"
+    assert f"{second.context.trace_id:032x}" == "4bf92f3577b34da6a3ce929d0e0e4736"  # _meta wins ...
+    assert [f"{link.context.span_id:016x}" for link in second.links] == [
+        "b7ad6b7169203331"
+    ]  # ... HTTP linked
+
+
+async def test_middleware_reads_the_http_headers_of_a_call_in_both_eras(observed: Observed) -> None:
+    server = Server("headers")
+    seen: list[str | None] = []
+
+    @server.middleware
+    async def record(call: Any, call_next: Any) -> Any:
+        if call.method == "tools/call":
+            seen.append(call.http_headers.get("x-tenant"))
+        return await call_next(call)
+
+    @server.tool
+    def ping() -> str:
+        """Answer."""
+        return "pong"
+
+    with anyio.fail_after(TIMEOUT):
+        async with serving(server.http_app()) as base:
+            for mode in ("legacy", "2026-07-28"):
+                async with Client.http(f"{base}/mcp", mode=mode, headers={"X-Tenant": "acme"}) as client:
+                    await client.call_tool("ping", {})
+        async with connect(server) as client:
+            await client.call_tool("ping", {})
+    assert seen == ["acme", "acme", None]
