@@ -124,6 +124,9 @@ class StreamCore:
         self._gate = anyio.Event()  # closed (unset) while the handshake decides the mode/session
         self._gate.set()
         self._get_running = False
+        # set while a GET stream's request is out and its response head has not come back (aclose
+        # waits for it, briefly, so that the server sees the GET before the session's DELETE)
+        self._get_unanswered: anyio.Event | None = None
         self._get_supported: bool | None = None
         self._legacy_response: Response | None = None
         self._established = False  # an initialize POST succeeded (no more fallback)

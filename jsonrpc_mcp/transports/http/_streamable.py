@@ -81,6 +81,9 @@ logger = logging.getLogger("jsonrpc_mcp.transports.http_client")
 _LAST_EVENT_ID = wire.LAST_EVENT_ID.encode("ascii")
 
 
+_GET_HEAD_GRACE = 2.0  # seconds aclose waits for the head of a GET already sent
+
+
 class HttpClientStream(StreamCore):
     """A :class:`MessageStream` over Streamable HTTP (or legacy HTTP+SSE). Open it with
     :func:`connect_http` (or :func:`streamable_http` / :func:`legacy_sse`), which own its tasks."""
@@ -152,7 +155,13 @@ class HttpClientStream(StreamCore):
         with anyio.CancelScope(shield=True):
             if self._bg is not None:
                 # The GET stream and the POSTs end first: nothing of this session may reach the
-                # server after its DELETE (a GET racing it would meet a deleted session).
+                # server after its DELETE (a GET racing it would meet a deleted session). A GET whose
+                # request is already out is let reach the server first: its bytes may still sit in
+                # the socket, and the server reads each connection in its own order.
+                unanswered = self._get_unanswered
+                if unanswered is not None:
+                    with anyio.move_on_after(min(self._timeout, _GET_HEAD_GRACE)):
+                        await unanswered.wait()
                 self._bg.cancel_scope.cancel()
                 with anyio.move_on_after(self._timeout):
                     await self._bg_done.wait()
@@ -294,6 +303,7 @@ class HttpClientStream(StreamCore):
             while not self._closed:
                 extra = [(_LAST_EVENT_ID, state.last_event_id.encode())] if state.last_event_id else []
                 headers = self._headers(accept=SSE.encode(), session=self.session_id, extra=extra)
+                self._get_unanswered = unanswered = anyio.Event()
                 try:
                     response = await self._request(
                         b"GET", self._target, headers, None, head_timeout=self._timeout
@@ -301,6 +311,9 @@ class HttpClientStream(StreamCore):
                 except BROKEN as exc:
                     logger.debug("the GET stream could not be opened: %s", why(exc))
                     response = None
+                finally:
+                    unanswered.set()
+                    self._get_unanswered = None
                 if response is not None:
                     if response.status == 405:
                         self._get_supported = False
