@@ -61,7 +61,7 @@ def auth_spec(options: argparse.Namespace, served_url: str) -> dict[str, Any] | 
     resource = given.get("resource")
     if resource is None:
         if (urlsplit(served_url).hostname or "") in _WILDCARD_HOSTS:
-            raise ValueError("serving on a wildcard address: give --auth-resource (the URL clients use)")
+            raise ValueError("--host is a wildcard address: give --auth-resource (the URL clients use)")
         resource = served_url
     servers = given.get("authorization_server") or ([given["issuer"]] if "issuer" in given else [])
     if not servers:
