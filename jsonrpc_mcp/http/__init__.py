@@ -6,7 +6,16 @@ Imported only when HTTP is used, so a stdio server never loads it. The helpers b
 live in the private modules (``_auth``, ``_security``, ...).
 """
 
-from ._auth import AccessToken, AuthResult, AuthSettings, AuthUnavailable, StaticTokenVerifier, TokenVerifier
+from ._auth import (
+    AccessToken,
+    AuthResult,
+    AuthSettings,
+    AuthUnavailable,
+    StaticTokenVerifier,
+    TokenVerifier,
+    audience_matches,
+    log_refusal,
+)
 from ._events import EventStore, EventStream, InMemoryEventStore
 from ._introspection import IntrospectionVerifier
 from ._jwt import JwtVerifier
@@ -28,4 +37,6 @@ __all__ = [
     "StaticTokenVerifier",
     "TokenVerifier",
     "TransportSecurity",
+    "audience_matches",
+    "log_refusal",
 ]

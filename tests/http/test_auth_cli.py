@@ -4,6 +4,8 @@ configuration that cannot work is one line on stderr and exit status 2."""
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -11,6 +13,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+
+from jsonrpc_mcp._auth_options import auth_settings, auth_spec
+from jsonrpc_mcp.cli import _serve_options
+from jsonrpc_mcp.http import audience_matches
 
 from .issuer import Issuer, rsa_key, running_issuer
 from .support import JSON_HEADERS, REPO, TOOLBOX, initialize, spawned
@@ -103,3 +109,47 @@ def test_a_bad_auth_configuration_is_one_line_and_exit_2(options: list[str], mes
 def test_auth_options_without_http_are_refused() -> None:
     done = _serve("--auth-issuer", "http://i", "--auth-jwt-jwks", "http://i/j")
     assert done.returncode == 2 and "--auth-* options need --http" in done.stderr
+
+
+def _documented_commands() -> list[list[str]]:
+    text = (REPO / "docs" / "auth.md").read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.startswith("jsonrpc-mcp serve"):
+                commands.append(shlex.split(line))
+    return commands
+
+
+def test_the_documented_command_lines_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/auth.md's ``sh`` blocks: every option exists and the configuration is consistent."""
+    monkeypatch.setenv("MCP_INTROSPECTION_SECRET", "x")
+    commands = _documented_commands()
+    assert len(commands) == 2
+    for argv in commands:
+        options, unknown = _serve_options().parse_known_args(argv[2:])
+        assert unknown == ["server.py"]
+        spec = auth_spec(options, "http://127.0.0.1:8000/mcp")
+        settings = auth_settings(spec)
+        assert settings is not None and settings.resource_server_url == "https://mcp.example.com/mcp"
+
+
+@pytest.mark.parametrize(
+    ("claim", "accepted", "prefix", "ok"),
+    [
+        ("https://h.example/mcp", ["https://h.example/mcp"], False, True),
+        ("HTTPS://H.example:443/mcp/", ["https://h.example/mcp"], False, True),
+        (["https://a.example", "https://h.example/mcp"], ["https://h.example/mcp"], False, True),
+        ("https://h.example/mcp/t1", ["https://h.example/mcp"], False, False),
+        ("https://h.example/mcp/t1", ["https://h.example/mcp"], True, True),
+        ("https://h.example/mcpx", ["https://h.example/mcp"], True, False),
+        ("https://evil.example/mcp/t1", ["https://h.example/mcp"], True, False),
+        ("http://h.example/mcp", ["https://h.example/mcp"], False, False),
+        ("https://h.example/mcp?x=1", ["https://h.example/mcp"], True, False),
+        (None, ["https://h.example/mcp"], False, False),
+        ([1, None], ["https://h.example/mcp"], False, False),
+        ("https://h.example/other", ["https://h.example/mcp", "https://h.example/other"], False, True),
+    ],
+)
+def test_the_audience_policy(claim: object, accepted: list[str], prefix: bool, ok: bool) -> None:
+    assert audience_matches(claim, accepted, prefix=prefix) is ok
