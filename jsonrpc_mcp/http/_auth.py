@@ -64,6 +64,10 @@ logger = logging.getLogger("jsonrpc_mcp.http.auth")
 
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
 OFFLINE_ACCESS = "offline_access"
+# the one sentence every refused token gets: whether it was expired, forged, unknown or issued for
+# another resource is for the log only (telling "a real token, for elsewhere" from "forged" would
+# confirm to whoever holds a stolen token that it is genuine)
+INVALID_TOKEN = "the access token is invalid"
 
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # b64token (RFC 6750 §2.1), loosened to any visible ASCII
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 §3.3
@@ -363,13 +367,13 @@ async def authenticate(
         reason = "the authorization server cannot be reached; try again later"
         return AuthResult(None, 503, None, reason, None, exc.retry_after)
     if access is None:
-        return _refuse(settings, 401, "invalid_token", "the access token is invalid")
+        return _refuse(settings, 401, "invalid_token", INVALID_TOKEN)
     if access.expires_at is not None and (time.time() if now is None else now) >= access.expires_at:
         log_refusal(token, "expired")
-        return _refuse(settings, 401, "invalid_token", "the access token has expired")
+        return _refuse(settings, 401, "invalid_token", INVALID_TOKEN)
     if access.resource is not None and not same_resource(access.resource, settings.resource_server_url):
         log_refusal(token, f"issued for {access.resource!r}, not this resource")
-        return _refuse(settings, 401, "invalid_token", "the access token was not issued for this resource")
+        return _refuse(settings, 401, "invalid_token", INVALID_TOKEN)
     missing = [s for s in settings.required_scopes if not settings.has_scope(access.scopes, s)]
     if missing:
         logger.info("bearer token %s lacks scope: %s", token_fingerprint(token), " ".join(missing))
