@@ -67,6 +67,9 @@ def _serve_options() -> argparse.ArgumentParser:
     parser.add_argument("--ssl-certfile")  # --http over TLS: passed to uvicorn
     parser.add_argument("--ssl-keyfile")
     parser.add_argument("--log-format", choices=["text", "json"], default="text")  # json: JSON, access log
+    from ._auth_options import add_auth_options
+
+    add_auth_options(parser)  # --auth-*: bearer tokens (JWT/JWKS or introspection), --http only
     return parser
 
 
@@ -116,6 +119,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(
             "jsonrpc-mcp serve: --workers needs --stateless (sessions live in one process)", file=sys.stderr
         )
+        return 2
+    if not options.http and any(k.startswith("auth_") and v for k, v in vars(options).items()):
+        print("jsonrpc-mcp serve: --auth-* options need --http (stdio has no bearer tokens)", file=sys.stderr)
         return 2
     server = _load_for_serving(args.target, target_args)
     if server is None:

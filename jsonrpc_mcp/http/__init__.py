@@ -1,12 +1,24 @@
 """MCP over HTTP, the server side: the ASGI application (Streamable HTTP and legacy HTTP+SSE), its
-event store, the Host/Origin policy and bearer-token authorization.
+event store, the Host/Origin policy and bearer-token authorization (static tokens, JWTs checked
+against a JWKS, RFC 7662 introspection).
 
 Imported only when HTTP is used, so a stdio server never loads it. The helpers behind these names
 live in the private modules (``_auth``, ``_security``, ...).
 """
 
-from ._auth import AccessToken, AuthResult, AuthSettings, StaticTokenVerifier, TokenVerifier
+from ._auth import (
+    AccessToken,
+    AuthResult,
+    AuthSettings,
+    AuthUnavailable,
+    StaticTokenVerifier,
+    TokenVerifier,
+    audience_matches,
+    log_refusal,
+)
 from ._events import EventStore, EventStream, InMemoryEventStore
+from ._introspection import IntrospectionVerifier
+from ._jwt import JwtVerifier
 from ._security import Decision, TransportSecurity
 from .app import McpHttpApp
 
@@ -14,12 +26,17 @@ __all__ = [
     "AccessToken",
     "AuthResult",
     "AuthSettings",
+    "AuthUnavailable",
     "Decision",
     "EventStore",
     "EventStream",
     "InMemoryEventStore",
+    "IntrospectionVerifier",
+    "JwtVerifier",
     "McpHttpApp",
     "StaticTokenVerifier",
     "TokenVerifier",
     "TransportSecurity",
+    "audience_matches",
+    "log_refusal",
 ]

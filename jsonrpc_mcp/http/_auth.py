@@ -12,7 +12,14 @@ its business); :func:`authenticate` does everything around it that the MCP autho
   server's audience (RFC 8707 §2; "Token Handling": MUST);
 * a token without the required scopes -> **403** ``error="insufficient_scope"`` listing all
   of them at once ("Runtime Insufficient Scope Errors");
-* a malformed ``Authorization`` header -> **400** ``error="invalid_request"`` (RFC 6750 §3.1).
+* a malformed ``Authorization`` header -> **400** ``error="invalid_request"`` (RFC 6750 §3.1);
+* a verifier that cannot reach its authorization server raises :class:`AuthUnavailable` -> **503**
+  with ``Retry-After`` (the token may well be good: a 401 would send the client to re-authorize).
+
+Why a token was refused (bad signature, wrong issuer, unknown key, ...) is logged on
+``jsonrpc_mcp.http.auth`` with a fingerprint of the token (never the token); the client only learns
+``invalid_token``. Ready-made verifiers: :class:`StaticTokenVerifier` here, ``JwtVerifier``
+(:mod:`._jwt`, the ``jwt`` extra) and ``IntrospectionVerifier`` (:mod:`._introspection`).
 
 :func:`protected_resource_metadata` is the RFC 9728 document, served (without authentication) at
 each of :func:`prm_paths`. ``offline_access`` never appears in a challenge or in
@@ -21,10 +28,12 @@ each of :func:`prm_paths`. ``offline_access`` never appears in a challenge or in
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import parse_qsl, urlsplit
@@ -36,11 +45,14 @@ __all__ = [
     "AccessToken",
     "AuthResult",
     "AuthSettings",
+    "AuthUnavailable",
     "StaticTokenVerifier",
     "TokenVerifier",
+    "audience_matches",
     "authenticate",
     "bearer_challenge",
     "insufficient_scope",
+    "log_refusal",
     "prm_paths",
     "prm_url",
     "protected_resource_metadata",
@@ -48,8 +60,14 @@ __all__ = [
     "scope_granted",
 ]
 
+logger = logging.getLogger("jsonrpc_mcp.http.auth")
+
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
 OFFLINE_ACCESS = "offline_access"
+# the one sentence every refused token gets: whether it was expired, forged, unknown or issued for
+# another resource is for the log only (telling "a real token, for elsewhere" from "forged" would
+# confirm to whoever holds a stolen token that it is genuine)
+INVALID_TOKEN = "the access token is invalid"
 
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # b64token (RFC 6750 §2.1), loosened to any visible ASCII
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 §3.3
@@ -90,12 +108,32 @@ def principal_of(token: AccessToken) -> tuple[str, str | None]:
     return token.client_id, subject if isinstance(subject, str) else None
 
 
+class AuthUnavailable(Exception):
+    """Raised by a verifier that cannot decide now (its authorization server or JWKS is unreachable,
+    slow, or answering nonsense): the request gets 503 with ``Retry-After``, not 401."""
+
+    def __init__(self, reason: str, *, retry_after: int = 5) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+def token_fingerprint(token: str) -> str:
+    """A short, one-way name for a token in logs (the first 12 hex digits of its SHA-256)."""
+    return hashlib.sha256(_bytes(token)).hexdigest()[:12]
+
+
+def log_refusal(token: str, reason: str) -> None:
+    """Log why a token was refused (the reason never reaches the client)."""
+    logger.info("bearer token %s refused: %s", token_fingerprint(token), reason)
+
+
 @runtime_checkable
 class TokenVerifier(Protocol):
-    """The application's hook: the token's details, or None when it is unknown, revoked or invalid.
+    """The application's hook: the token's details, or None when it is unknown, revoked or invalid
+    (log why with :func:`log_refusal`).
 
-    Exceptions propagate (the app then answers 500): an authorization server that cannot be reached
-    is a server error, not the client's invalid token.
+    :class:`AuthUnavailable` means "cannot tell now" (503). Other exceptions propagate (the app then
+    answers 500).
     """
 
     async def verify(self, token: str) -> AccessToken | None: ...
@@ -159,6 +197,7 @@ class AuthResult:
     error: str | None = None
     description: str = ""
     www_authenticate: str | None = None
+    retry_after: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -166,9 +205,12 @@ class AuthResult:
 
     @property
     def headers(self) -> list[tuple[bytes, bytes]]:
-        if self.www_authenticate is None:
-            return []
-        return [(b"www-authenticate", self.www_authenticate.encode("ascii"))]
+        out = []
+        if self.www_authenticate is not None:
+            out.append((b"www-authenticate", self.www_authenticate.encode("ascii")))
+        if self.retry_after is not None:
+            out.append((b"retry-after", str(self.retry_after).encode("ascii")))
+        return out
 
 
 # -- WWW-Authenticate ---------------------------------------------------------------------------------
@@ -263,6 +305,33 @@ def same_resource(token_resource: str, server_url: str) -> bool:
     return mine is not None and _canonical(token_resource) == mine
 
 
+def _under_prefix(value: str, prefix: str) -> bool:
+    mine, theirs = _canonical(prefix), _canonical(value)
+    if mine is None or theirs is None or mine[:3] != theirs[:3] or theirs[4]:
+        return False
+    return theirs[3] == mine[3] or theirs[3].startswith(mine[3] + "/")  # whole path segments only
+
+
+def audience_matches(claim: object, accepted: Sequence[str], *, prefix: bool = False) -> bool:
+    """The audience policy of the JWT and introspection verifiers: True when the ``aud`` claim
+    (a string or a list of strings, RFC 7519 §4.1.3) names one of ``accepted``.
+
+    Exact by default: the canonical URL of this MCP endpoint and nothing else (RFC 8707; MCP
+    "Token Handling": a server MUST only accept tokens issued for it, so a token obtained for
+    another service can never be replayed here, and this server never passes one through).
+    ``prefix=True`` also accepts URLs below an accepted one, on whole path segments
+    (``https://h/mcp`` accepts ``https://h/mcp/tenant-1``, never ``https://h/mcpx``): for one
+    authorization server issuing per-tenant audiences to a multi-tenant deployment."""
+    values = [claim] if isinstance(claim, str) else claim if isinstance(claim, list) else []
+    for value in values:
+        if not isinstance(value, str):
+            continue
+        for wanted in accepted:
+            if same_resource(value, wanted) or (prefix and _under_prefix(value, wanted)):
+                return True
+    return False
+
+
 async def authenticate(
     headers: Headers, query_string: bytes | str, settings: AuthSettings, *, now: float | None = None
 ) -> AuthResult:
@@ -291,15 +360,23 @@ async def authenticate(
     if not _TOKEN.fullmatch(token):
         return _refuse(settings, 400, "invalid_request", "malformed Bearer credentials", with_scope=False)
 
-    access = await settings.verifier.verify(token)
+    try:
+        access = await settings.verifier.verify(token)
+    except AuthUnavailable as exc:
+        logger.warning("cannot verify bearer token %s now: %s", token_fingerprint(token), exc)
+        reason = "the authorization server cannot be reached; try again later"
+        return AuthResult(None, 503, None, reason, None, exc.retry_after)
     if access is None:
-        return _refuse(settings, 401, "invalid_token", "the access token is invalid")
+        return _refuse(settings, 401, "invalid_token", INVALID_TOKEN)
     if access.expires_at is not None and (time.time() if now is None else now) >= access.expires_at:
-        return _refuse(settings, 401, "invalid_token", "the access token has expired")
+        log_refusal(token, "expired")
+        return _refuse(settings, 401, "invalid_token", INVALID_TOKEN)
     if access.resource is not None and not same_resource(access.resource, settings.resource_server_url):
-        return _refuse(settings, 401, "invalid_token", "the access token was not issued for this resource")
+        log_refusal(token, f"issued for {access.resource!r}, not this resource")
+        return _refuse(settings, 401, "invalid_token", INVALID_TOKEN)
     missing = [s for s in settings.required_scopes if not settings.has_scope(access.scopes, s)]
     if missing:
+        logger.info("bearer token %s lacks scope: %s", token_fingerprint(token), " ".join(missing))
         return insufficient_scope(
             settings, settings.required_scopes, description="missing scope: " + " ".join(missing)
         )
@@ -363,6 +440,8 @@ class StaticTokenVerifier:
         for key, value in self._tokens:
             if hmac.compare_digest(key, candidate):
                 found = value
+        if found is None:
+            log_refusal(token, "not a known static token")
         return found
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
+from .._auth_options import auth_settings, auth_spec
 from .._targets import load_target
 from ..server._mrtr import STATE_KEY_ENV
 from .app import McpHttpApp
@@ -68,6 +69,13 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         return 1
     port = sock.getsockname()[1]
     url = f"{scheme}://{_host_port(options.host, port)}{options.path}"
+    try:  # --auth-*: settings checked (and secrets read) before serving anything
+        auth = auth_spec(options, url)
+        settings = auth_settings(auth)
+    except (ValueError, ImportError, OSError) as exc:
+        sock.close()
+        sys.stderr.write(f"jsonrpc-mcp: {exc}\n")
+        return 2
     if options.workers > 1:
         sock.close()  # uvicorn binds it again for its workers (SO_REUSEADDR): the check was the point
     sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
@@ -77,11 +85,11 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         # requestState key, so that a multi round-trip retry may land on any worker
         os.environ.setdefault(STATE_KEY_ENV, secrets.token_hex(32))
         os.environ[_ENV] = json.dumps(
-            {"target": target, "args": target_args, "options": _app_options(options)}
+            {"target": target, "args": target_args, "options": _app_options(options), "auth": auth}
         )
         uvicorn.run("jsonrpc_mcp.http._serve:worker_app", factory=True, workers=options.workers, **common)
         return 0
-    app = McpHttpApp(server, **_app_options(options))
+    app = McpHttpApp(server, auth=settings, **_app_options(options))
     config = uvicorn.Config(app, **common)
     _GracefulServer(config, app).run(sockets=[sock])
     return 0
@@ -141,4 +149,4 @@ def worker_app() -> McpHttpApp:
         from ..telemetry import use_json_logs
 
         use_json_logs(server)
-    return McpHttpApp(server, **spec["options"])
+    return McpHttpApp(server, auth=auth_settings(spec.get("auth")), **spec["options"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import replace
@@ -23,6 +24,7 @@ from jsonrpc_mcp.http._auth import (
     prm_url,
     protected_resource_metadata,
     same_resource,
+    token_fingerprint,
 )
 
 NOW = 1_800_000_000
@@ -215,18 +217,35 @@ async def test_unknown_token_is_401_invalid_token() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [("forged", "not a known static token"), ("expired", "expired"), ("other-server", "not this resource")],
+)
+async def test_why_a_token_was_refused_is_logged_not_sent(
+    token: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="jsonrpc_mcp.http.auth")
+    result = await auth(bearer(token))
+    assert_invalid_token(result, "the access token is invalid")
+    logged = [r.getMessage() for r in caplog.records if r.name == "jsonrpc_mcp.http.auth"]
+    assert len(logged) == 1 and reason in logged[0]
+    assert f"bearer token {token_fingerprint(token)} refused" in logged[0]  # named by a hash
+    assert reason not in (result.www_authenticate or "")
+
+
+@pytest.mark.anyio
 async def test_expired_token_is_401_invalid_token() -> None:
-    assert_invalid_token(await auth(bearer("expired")), "the access token has expired")
+    assert_invalid_token(await auth(bearer("expired")), "the access token is invalid")
 
 
 @pytest.mark.anyio
 async def test_token_is_expired_at_its_expiry_instant() -> None:
-    assert_invalid_token(await auth(bearer("expires-now")), "the access token has expired")
+    assert_invalid_token(await auth(bearer("expires-now")), "the access token is invalid")
 
 
 @pytest.mark.anyio
 async def test_expiry_zero_is_an_expiry_not_no_expiry() -> None:
-    assert_invalid_token(await auth(bearer("epoch")), "the access token has expired")
+    assert_invalid_token(await auth(bearer("epoch")), "the access token is invalid")
 
 
 @pytest.mark.anyio
@@ -237,20 +256,18 @@ async def test_expiry_uses_the_clock_when_now_is_not_given() -> None:
     with anyio.fail_after(5):
         old = await authenticate(bearer("old"), b"", settings)
         new = await authenticate(bearer("new"), b"", settings)
-    assert (old.status, old.description) == (401, "the access token has expired")
+    assert (old.status, old.description) == (401, "the access token is invalid")
     assert new.access_token is in_an_hour
 
 
 @pytest.mark.anyio
 async def test_token_for_another_server_is_401_invalid_token() -> None:
-    assert_invalid_token(
-        await auth(bearer("other-server")), "the access token was not issued for this resource"
-    )
+    assert_invalid_token(await auth(bearer("other-server")), "the access token is invalid")
 
 
 @pytest.mark.anyio
 async def test_token_for_the_parent_url_is_not_this_resource() -> None:
-    assert_invalid_token(await auth(bearer("parent")), "the access token was not issued for this resource")
+    assert_invalid_token(await auth(bearer("parent")), "the access token is invalid")
 
 
 # -- 400 invalid_request ---------------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""A tiny authorization server for the auth tests, on 127.0.0.1 in a thread of its own: a JWKS at
+``/jwks`` and an RFC 7662 introspection endpoint at ``/introspect``, with the test's own keys.
+
+Its own thread and event loop, so that a ``serve --http`` subprocess and an in-process app alike
+can fetch from it while the test itself waits. It can be made to fail (``jwks_status``) or to
+answer slowly (``stall``) to prove the verifiers' bounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import jwt
+import orjson
+import uvicorn
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+START_TIMEOUT = 10.0
+
+
+@dataclass
+class SigningKey:
+    kid: str
+    alg: str
+    private: Any
+
+    def jwk(self) -> dict[str, Any]:
+        algorithm = jwt.get_algorithm_by_name(self.alg)
+        public: dict[str, Any] = algorithm.to_jwk(self.private.public_key(), as_dict=True)
+        return {**public, "kid": self.kid, "alg": self.alg, "use": "sig"}
+
+    def sign(self, claims: dict[str, Any], **header: Any) -> str:
+        return jwt.encode(claims, self.private, algorithm=self.alg, headers={"kid": self.kid, **header})
+
+
+def rsa_key(kid: str) -> SigningKey:
+    return SigningKey(kid, "RS256", rsa.generate_private_key(public_exponent=65537, key_size=2048))
+
+
+def ec_key(kid: str) -> SigningKey:
+    return SigningKey(kid, "ES256", ec.generate_private_key(ec.SECP256R1()))
+
+
+@dataclass
+class Issuer:
+    """The authorization server's state; the tests change it as they go."""
+
+    url: str = ""
+    published: list[SigningKey] = field(default_factory=list)
+    jwks_status: int = 200
+    stall: float = 0.0  # seconds every answer waits
+    jwks_fetches: int = 0
+    introspections: int = 0
+    client: tuple[str, str] = ("mcp-server", "s3cret")
+    tokens: dict[str, dict[str, Any]] = field(default_factory=dict)  # token -> introspection answer
+
+    @property
+    def jwks_url(self) -> str:
+        return self.url + "/jwks"
+
+    @property
+    def introspection_url(self) -> str:
+        return self.url + "/introspect"
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if self.stall:
+            await asyncio.sleep(self.stall)  # a slow authorization server (the verifier must not wait)
+        status, document = self._answer(scope, body)
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": orjson.dumps(document)})
+
+    def _answer(self, scope: dict[str, Any], body: bytes) -> tuple[int, Any]:
+        if scope["path"] == "/jwks" and scope["method"] == "GET":
+            self.jwks_fetches += 1
+            return self.jwks_status, {"keys": [key.jwk() for key in self.published]}
+        if scope["path"] == "/introspect" and scope["method"] == "POST":
+            self.introspections += 1
+            expected = base64.b64encode(":".join(self.client).encode()).decode()
+            if dict(scope["headers"]).get(b"authorization", b"").decode() != "Basic " + expected:
+                return 401, {"error": "invalid_client"}
+            form = dict(parse_qsl(body.decode()))
+            return 200, self.tokens.get(form.get("token", ""), {"active": False})
+        return 404, {"error": "not found"}
+
+
+@contextlib.contextmanager
+def running_issuer() -> Iterator[Issuer]:
+    issuer = Issuer()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    issuer.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    config = uvicorn.Config(
+        issuer, lifespan="off", log_config=None, log_level="warning", timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_TIMEOUT
+    while not server.started:  # another thread's loop: polled, bounded
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test issuer did not start")
+        time.sleep(0.01)
+    try:
+        yield issuer
+    finally:
+        issuer.stall = 0.0
+        server.should_exit = True
+        thread.join(START_TIMEOUT)
+        sock.close()
