@@ -48,6 +48,7 @@ from ._asgi import (
 )
 from ._auth import PRINCIPAL
 from ._events import EventStream
+from ._health import DRAINING
 from ._sessions import HttpSession, _AppState, _new_session_id
 
 SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
@@ -172,6 +173,11 @@ class _StreamableHttp(_AppState):
                 version = self._supported.get(DEFAULT_VERSION) or self.server.revisions[-1]
             session = self._stateless_session(None if initialize else version)
         elif initialize:
+            if self.phase == DRAINING:  # shutting down: the load balancer sends it elsewhere
+                await _error(
+                    send, 503, SERVER_BUSY, "Service Unavailable: the server is shutting down", _RETRY
+                )
+                return
             if not self.has_room():  # max_sessions: refuse a new one rather than grow without bound
                 limit = f"the server holds as many sessions as it may (max_sessions={self.max_sessions})"
                 await _error(send, 503, SERVER_BUSY, f"Service Unavailable: {limit}; retry later", _RETRY)
