@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
+from ..jsonrpc.errors import INVALID_REQUEST
+from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
+from ..transports.sse import encode_event
+from ..wire import RESOURCE_UPDATED, SESSION_NOT_FOUND
+from ._asgi import EVENT_STREAM, SESSION_HEADER, Scope, Send, _error
+from ._auth import PRINCIPAL
 
 if TYPE_CHECKING:
     from ..server._server import Server
@@ -73,9 +79,18 @@ def _import_redis() -> Any:
 class RedisEventStore:
     """The events of one session's streams in Redis Streams (an :class:`~._events.EventStore`)."""
 
-    def __init__(self, client: Any, base: str, *, max_events: int = 1000, ttl: float = 3600.0) -> None:
+    def __init__(
+        self,
+        client: Any,
+        base: str,
+        *,
+        max_events: int = 1000,
+        ttl: float = 3600.0,
+        record: str | None = None,
+    ) -> None:
         self._client = client
         self._base = base  # <prefix>:events:<session id>
+        self._record = record  # <prefix>:session:<session id>, kept alive as long as the streams
         self._max = max_events
         self._ttl = max(1, int(ttl))
         self._keys: set[str] = set()  # the streams written here, dropped by close
@@ -85,7 +100,9 @@ class RedisEventStore:
         pipe = self._client.pipeline(transaction=False)
         pipe.xadd(key, {b"m": message}, maxlen=self._max, approximate=True)
         pipe.expire(key, self._ttl)
-        entry, _ = await pipe.execute()
+        if self._record is not None:
+            pipe.expire(self._record, self._ttl)
+        entry = (await pipe.execute())[0]
         self._keys.add(key)
         return f"{stream_id}:{entry.decode('ascii')}"
 
@@ -101,8 +118,9 @@ class RedisEventStore:
         return stream_id, replay
 
     async def close(self) -> None:
-        if self._keys:
-            keys, self._keys = list(self._keys), set()
+        keys = [*self._keys, *([self._record] if self._record is not None else [])]
+        if keys:
+            self._keys = set()
             with contextlib.suppress(Exception):  # Redis down: the TTL removes them
                 await self._client.delete(*keys)
 
@@ -110,9 +128,11 @@ class RedisEventStore:
 class _BusHub(SubscriptionHub):
     """The server's subscription hub, also publishing its changes for the other instances."""
 
-    def __init__(self, backend: RedisBackend) -> None:
+    def __init__(self, backend: RedisBackend, app: McpHttpApp) -> None:
         super().__init__()
         self._backend = backend
+        self._app = app
+        self._telling: set[asyncio.Task[None]] = set()
 
     def list_changed(self, kind: str) -> None:
         super().list_changed(kind)
@@ -124,14 +144,29 @@ class _BusHub(SubscriptionHub):
         return told
 
     def deliver(self, message: dict[str, Any]) -> None:
-        """What another instance published: to this instance's listeners only."""
+        """What another instance published: to this instance's listeners and sessions only."""
         kind, value = message.get("k"), message.get("v")
         if type(value) is not str:
             return
+        sessions = [s.mcp for s in self._app.sessions.values() if not s.closed]
         if kind == "list":
             SubscriptionHub.list_changed(self, value)
+            for session in sessions:
+                session.list_changed(value)
         elif kind == "res":
             SubscriptionHub.resource_updated(self, value)
+            for session in sessions:
+                if session.state is State.READY and session.is_subscribed(value):
+                    task = asyncio.get_running_loop().create_task(self._tell(session, value))
+                    self._telling.add(task)
+                    task.add_done_callback(self._telling.discard)
+
+    @staticmethod
+    async def _tell(session: ServerSession, uri: str) -> None:
+        try:
+            await session.notify(RESOURCE_UPDATED, {"uri": uri})
+        except Exception as exc:
+            logger.debug("could not tell a session that %s changed: %s", uri, exc)
 
 
 class RedisBackend:
@@ -179,13 +214,44 @@ class RedisBackend:
         app.readiness_checks.append(self.check)
         self._server = app.server
         if self._hub is None:
-            self._hub = _BusHub(self)
+            self._hub = _BusHub(self, app)
             app.server.subscriptions = self._hub
 
     def event_store(self, session_id: str) -> RedisEventStore:
         """The event store of session ``session_id`` (the same streams on every instance)."""
-        base = f"{self.prefix}:events:{session_id}"
-        return RedisEventStore(self.client, base, max_events=self.max_events, ttl=self.event_ttl)
+        base, record = f"{self.prefix}:events:{session_id}", f"{self.prefix}:session:{session_id}"
+        return RedisEventStore(
+            self.client, base, max_events=self.max_events, ttl=self.event_ttl, record=record
+        )
+
+    async def register_session(self, session_id: str, principal: Any) -> None:
+        """Record that ``session_id`` exists, opened by ``principal`` (who may resume its streams
+        on another instance); it lives as long as the session's streams."""
+        record = f"{self.prefix}:session:{session_id}"
+        await self.client.set(record, _fingerprint(principal), ex=max(1, int(self.event_ttl)))
+
+    async def replay(self, scope: Scope, session_id: str, last_event_id: str, send: Send) -> None:
+        """Answer a GET resuming a stream of a session this instance does not hold (another one
+        served it, or has gone): what the stream holds after ``last_event_id``, then the end."""
+        owner = await self.client.get(f"{self.prefix}:session:{session_id}")
+        if owner is None or owner != _fingerprint(scope.get(PRINCIPAL)):  # another principal's: unknown
+            await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
+            return
+        found = await self.event_store(session_id).events_after(last_event_id)
+        if found is None:
+            await _error(send, 404, INVALID_REQUEST, "Not Found: no stream has that Last-Event-ID")
+            return
+        headers = [
+            (b"content-type", EVENT_STREAM),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+            (SESSION_HEADER, session_id.encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for event_id, message in found[1]:
+            body = encode_event(message, id=event_id)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     # -- health -----------------------------------------------------------------------------------
     async def check(self) -> str | None:
@@ -304,6 +370,11 @@ class RedisBackend:
             return
         if type(message) is dict and message.get("o") != self.instance and self._hub is not None:
             self._hub.deliver(message)
+
+
+def _fingerprint(principal: Any) -> bytes:
+    """The principal as stored with a session (None when the server is not protected)."""
+    return orjson.dumps(principal)
 
 
 def _safe(url: str) -> str:

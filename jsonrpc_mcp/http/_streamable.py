@@ -222,6 +222,8 @@ class _StreamableHttp(_AppState):
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
                 self.sessions[session.id] = session
                 session.start()
+                if self.redis is not None:  # so that another instance may replay its streams
+                    await self.redis.register_session(session.id, session.principal)
             else:
                 extra.clear()  # the handshake failed: no session was made
         if channel.stream is not None:
@@ -276,10 +278,16 @@ class _StreamableHttp(_AppState):
         if not _accepts(scope, EVENT_STREAM):
             await _error(send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             return
+        raw_last = _header(scope, LAST_EVENT_ID)
+        raw_id = _header(scope, SESSION_HEADER)
+        held = raw_id is None or raw_id.decode("latin-1") in self.sessions
+        if self.redis is not None and raw_last is not None and not held:  # served elsewhere: from Redis
+            assert raw_id is not None
+            await self.redis.replay(scope, raw_id.decode("latin-1"), raw_last.decode("latin-1"), send)
+            return
         session = await self._session_of(scope, send)
         if session is None:
             return
-        raw_last = _header(scope, LAST_EVENT_ID)
         last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
         if last_event_id is not None and session.store is not None:
             found = await session.store.events_after(last_event_id)

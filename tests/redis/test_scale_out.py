@@ -143,3 +143,18 @@ def test_workers_with_redis_need_stateless_for_a_handshake_server(redis_server: 
     done = subprocess.run([*command, "--redis", redis_server.url], cwd=REPO, capture_output=True, timeout=30)
     assert done.returncode == 2
     assert b"--workers with --redis needs --stateless" in done.stderr
+
+
+async def test_stateless_workers_on_redis_tell_every_listener(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    with spawned(TARGET, "--stateless", "--workers", "2", "--redis", redis_server.url) as server:
+        url = server.url + "/mcp"
+        # fresh connections: either worker may take each call, and the listener hears of all
+        fresh = httpx.AsyncClient(timeout=TIMEOUT, headers={"connection": "close"})
+        with anyio.fail_after(TIMEOUT * 3):
+            async with listening(http, url, "tools", toolsListChanged=True) as tools, fresh:
+                for n in range(4):
+                    await call_tool(fresh, url, "grow", {"name": f"tool_{n}"})
+                    _, changed = await tools.message()
+                    assert changed["method"] == "notifications/tools/list_changed"

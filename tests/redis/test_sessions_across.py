@@ -1,0 +1,97 @@
+"""Handshake-era sessions with ``--redis``: a session held by one instance gets the list changes and
+resource updates made on another, and its stream, written to Redis by an instance killed with
+SIGKILL, is resumed through another instance with ``Last-Event-ID``: nothing lost, nothing twice."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+import pytest
+
+from ..http.support import LATEST, TIMEOUT, SseReader, open_session, post, request, session_headers
+from .servers import shared
+from .support import RedisServer
+from .test_scale_out import call_tool, instances
+
+pytestmark = pytest.mark.anyio
+
+TARGET = shared.__file__
+
+
+def stream_headers(session_id: str, last_event_id: str | None = None) -> dict[str, str]:
+    headers = {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": LATEST}
+    if last_event_id is not None:
+        headers["last-event-id"] = last_event_id
+    return headers
+
+
+async def test_a_session_on_one_instance_hears_of_changes_made_on_another(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    with instances(2, "--redis", redis_server.url) as (a, b):
+        url = b.url + "/mcp"
+        session_id = await open_session(http, url)
+        subscribed = await post(
+            http, url, request(2, "resources/subscribe", {"uri": "res://doc"}), session_headers(session_id)
+        )
+        with anyio.fail_after(TIMEOUT * 2):
+            async with http.stream("GET", url, headers=stream_headers(session_id)) as response:
+                reader = SseReader(response)
+                await reader.next()  # the priming event
+                await call_tool(http, a.url + "/mcp", "grow", {"name": "extra"})
+                _, changed = await reader.message()
+                await call_tool(http, a.url + "/mcp", "touch", {"uri": "res://doc"})
+                _, updated = await reader.message()
+    assert subscribed.status_code == 200
+    assert changed["method"] == "notifications/tools/list_changed"
+    assert updated == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "res://doc"},
+    }
+
+
+async def _stored(redis_server: RedisServer, key: str, count: int) -> None:
+    import redis.asyncio
+
+    client: Any = redis.asyncio.from_url(redis_server.url)
+    try:
+        # written by another process: polled, bounded by the caller's fail_after
+        while await client.xlen(key) < count:  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+    finally:
+        await client.aclose()
+
+
+async def test_a_stream_outlives_its_instance_killed_with_sigkill(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    with instances(2, "--redis", redis_server.url) as (a, b):
+        session_id = await open_session(http, a.url + "/mcp")
+        with anyio.fail_after(TIMEOUT * 2):
+            async with http.stream("GET", a.url + "/mcp", headers=stream_headers(session_id)) as response:
+                priming = await SseReader(response).next()
+            assert priming is not None and priming.id  # then the connection drops
+            await call_tool(http, a.url + "/mcp", "grow", {"name": "missed"})  # a list_changed, unseen
+            await _stored(redis_server, f"jsonrpc-mcp:events:{session_id}:_", 2)
+            a.process.send_signal(signal.SIGKILL)
+            a.process.wait(TIMEOUT)
+            async with http.stream(
+                "GET", b.url + "/mcp", headers=stream_headers(session_id, priming.id)
+            ) as resumed:
+                status = resumed.status_code
+                replayed = await SseReader(resumed).rest()
+            assert replayed, "nothing was replayed"
+            async with http.stream(
+                "GET", b.url + "/mcp", headers=stream_headers(session_id, replayed[-1].id)
+            ) as again:
+                after = await SseReader(again).rest()
+            stranger = await http.get(b.url + "/mcp", headers=stream_headers("not-a-session", priming.id))
+    assert status == 200
+    assert [orjson.loads(e.data)["method"] for e in replayed] == ["notifications/tools/list_changed"]
+    assert after == []  # nothing twice
+    assert stranger.status_code == 404
