@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from .jsonrpc.errors import JsonRpcError
     from .server._context import Context
+    from .server._extensions import Extension
     from .server._introspect import Arg
     from .server._pipeline import Call
     from .server._registry import ResourceContent, ToolResult
@@ -40,6 +41,7 @@ __all__ = [
     "Client",
     "ClientError",
     "Context",
+    "Extension",
     "JsonRpcError",
     "McpError",
     "MissingClientCapability",

@@ -39,7 +39,15 @@ if TYPE_CHECKING:
     from .server._server import Server
     from .server._session import ServerSession
 
-__all__ = ["AccessLog", "JsonLogFormatter", "Telemetry", "configured", "instrument", "use_json_logs"]
+__all__ = [
+    "AccessLog",
+    "ClientTelemetry",
+    "JsonLogFormatter",
+    "Telemetry",
+    "configured",
+    "instrument",
+    "use_json_logs",
+]
 
 _TRANSPORT = {"stdio": "pipe", "http": "tcp", "sse": "tcp"}
 _PROPAGATED = ("traceparent", "tracestate", "baggage")
@@ -62,6 +70,24 @@ def configured() -> bool:
     if metrics is not None:
         providers.append(metrics.get_meter_provider())
     return any(type(p).__name__ not in default for p in providers)
+
+
+def _durations(metrics: Any, meter_provider: Any, side: str, observer: str) -> tuple[Any, Any]:
+    """The two histograms of one side: ``mcp.{side}.operation.duration`` and ``.session.duration``."""
+    meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
+    operations = meter.create_histogram(
+        f"mcp.{side}.operation.duration",
+        unit="s",
+        description=f"MCP request duration as observed on the {observer}",
+        explicit_bucket_boundaries_advisory=_BUCKETS,
+    )
+    sessions = meter.create_histogram(
+        f"mcp.{side}.session.duration",
+        unit="s",
+        description=f"The duration of the MCP session as observed on the MCP {side}",
+        explicit_bucket_boundaries_advisory=_BUCKETS,
+    )
+    return operations, sessions
 
 
 def _version() -> str:
@@ -93,19 +119,7 @@ class Telemetry:
         self._trace = trace
         self._propagate = propagate
         self.tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=tracer_provider)
-        meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
-        self.operations = meter.create_histogram(
-            "mcp.server.operation.duration",
-            unit="s",
-            description="MCP request duration as observed on the receiver",
-            explicit_bucket_boundaries_advisory=_BUCKETS,
-        )
-        self.sessions = meter.create_histogram(
-            "mcp.server.session.duration",
-            unit="s",
-            description="The duration of the MCP session as observed on the MCP server",
-            explicit_bucket_boundaries_advisory=_BUCKETS,
-        )
+        self.operations, self.sessions = _durations(metrics, meter_provider, "server", "receiver")
         self.record_arguments = record_arguments
         self.record_results = record_results
         self.resource_uri_in_name = resource_uri_in_name
@@ -133,7 +147,7 @@ class Telemetry:
             try:
                 result = await call_next(call)
             except BaseException as exc:
-                error = self._failed(span, exc)
+                error = _failure(span, self._trace, exc)
                 raise
             else:
                 if isinstance(result, dict) and result.get("isError") is True:
@@ -180,19 +194,6 @@ class Telemetry:
             attributes["mcp.session.id"] = session_id
         return attributes, f"{call.method} {target}" if target else call.method
 
-    def _failed(self, span: Any, exc: BaseException) -> str:
-        code = getattr(exc, "code", None)
-        if isinstance(code, int) and not isinstance(code, bool):
-            kind = str(code)
-            span.set_attribute("rpc.response.status_code", kind)
-            message = getattr(exc, "message", None) or str(exc)
-        else:
-            kind = type(exc).__qualname__
-            message = str(exc) or kind
-        span.set_attribute("error.type", kind)
-        span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
-        return kind
-
     # -- sessions -----------------------------------------------------------------------------------
     def session_started(self, session: ServerSession) -> None:
         self._started[id(session)] = time.perf_counter()
@@ -219,6 +220,7 @@ def instrument(server: Server, **options: Any) -> Telemetry:
     """Switch telemetry on for ``server`` (options: see :class:`Telemetry`); returns the middleware."""
     telemetry = Telemetry(**options)
     server.add_middleware(telemetry)
+    server.telemetry = telemetry  # it also times the server's sessions (see Serving.attach/detach)
     return telemetry
 
 
@@ -304,3 +306,106 @@ def use_json_logs(server: Server) -> None:
         for name in ("jsonrpc_mcp", "uvicorn", "uvicorn.error"):
             logging.getLogger(name).setLevel(logging.WARNING)
     server.add_middleware(AccessLog(access))
+
+
+# -- the client's side ------------------------------------------------------------------------------
+class ClientTelemetry:
+    """CLIENT spans and the two client metrics for :class:`~jsonrpc_mcp.client.Client`, with the
+    trace context injected into each request's ``params._meta`` (``traceparent``, ``tracestate``,
+    ``baggage``) so that the server's span is a child of the client's."""
+
+    def __init__(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        from opentelemetry import metrics, propagate, trace
+
+        self._trace = trace
+        self._propagate = propagate
+        self.tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=tracer_provider)
+        self.operations, self.sessions = _durations(metrics, meter_provider, "client", "sender")
+
+    def describe(
+        self, method: str, params: Any, version: str | None, transport: str | None
+    ) -> dict[str, Any]:
+        attributes: dict[str, Any] = {"mcp.method.name": method}
+        if version is not None:
+            attributes["mcp.protocol.version"] = version
+        if transport in _TRANSPORT:
+            attributes["network.transport"] = _TRANSPORT[transport]
+        if isinstance(params, dict):
+            if method == "tools/call" and isinstance(params.get("name"), str):
+                attributes["gen_ai.tool.name"] = params["name"]
+                attributes["gen_ai.operation.name"] = "execute_tool"
+            elif method == "prompts/get" and isinstance(params.get("name"), str):
+                attributes["gen_ai.prompt.name"] = params["name"]
+            elif method.startswith("resources/") and isinstance(params.get("uri"), str):
+                attributes["mcp.resource.uri"] = params["uri"]
+        return attributes
+
+    async def request(self, client: Any, method: str, params: Any, send: Any) -> Any:
+        """``await send(params)`` inside a CLIENT span, ``params._meta`` carrying its context; the
+        duration goes to ``mcp.client.operation.duration``. ``client``: the Client sending it."""
+        attributes = self.describe(method, params, client.protocol_version, client.transport)
+        session = getattr(getattr(client, "_stream", None), "session_id", None)
+        session_id = session if isinstance(session, str) else None
+        target = attributes.get("gen_ai.tool.name") or attributes.get("gen_ai.prompt.name")
+        name = f"{method} {target}" if target else method
+        span_attributes = dict(attributes, **({"mcp.session.id": session_id} if session_id else {}))
+        error: str | None = None
+        started = time.perf_counter()
+        with self.tracer.start_as_current_span(
+            name,
+            kind=self._trace.SpanKind.CLIENT,
+            attributes=span_attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            carrier: dict[str, str] = {}
+            self._propagate.inject(carrier)
+            if carrier and (params is None or isinstance(params, dict)):
+                params = dict(params or {})
+                meta = params.get("_meta")
+                params["_meta"] = {**carrier, **meta} if isinstance(meta, dict) else carrier
+            try:
+                result = await send(params)
+                if isinstance(result, dict) and result.get("isError") is True:
+                    error = "tool_error"
+                    span.set_attribute("error.type", error)
+                    span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "tool_error"))
+                return result
+            except BaseException as exc:
+                error = _failure(span, self._trace, exc)
+                raise
+            finally:
+                metric = dict(attributes)
+                if error is not None:
+                    metric["error.type"] = error
+                self.operations.record(time.perf_counter() - started, metric)
+
+    def session_ended(self, client: Any, seconds: float) -> None:
+        """Record a client's session (from entering it to leaving it) in ``mcp.client.session.duration``."""
+        attributes: dict[str, Any] = {}
+        if client.protocol_version is not None:
+            attributes["mcp.protocol.version"] = client.protocol_version
+        if client.transport in _TRANSPORT:
+            attributes["network.transport"] = _TRANSPORT[client.transport]
+        self.sessions.record(seconds, attributes)
+
+
+def _failure(span: Any, trace: Any, exc: BaseException) -> str:
+    """Mark ``span`` failed by ``exc``; the ``error.type`` (the JSON-RPC code, or the class)."""
+    code = getattr(exc, "code", None)
+    if isinstance(code, int) and not isinstance(code, bool):
+        kind = str(code)
+        span.set_attribute("rpc.response.status_code", kind)
+    else:
+        kind = type(exc).__qualname__
+    span.set_attribute("error.type", kind)
+    span.set_status(trace.Status(trace.StatusCode.ERROR, getattr(exc, "message", None) or str(exc) or kind))
+    return kind
+
+
+def client_telemetry(wanted: bool | None) -> ClientTelemetry | None:
+    """``Client(telemetry=...)``: on if asked, off if refused, and (None) on if the application has
+    configured OpenTelemetry (see :func:`configured`)."""
+    if wanted is False or (wanted is None and not configured()):
+        return None
+    return ClientTelemetry()

@@ -20,7 +20,7 @@ from html import escape
 from .report import summary
 from .runner import ERROR, FAIL, PASS, SKIP, Run, Verdict
 
-__all__ = ["VERDICTS", "to_html", "verdict_label"]
+__all__ = ["PAGE_CSS", "VERDICTS", "to_html", "verdict_label"]
 
 VERDICTS = ("PASS", "FAIL", "ERROR", "SKIP", "XFAIL", "XPASS")
 _DIMENSIONS = ("area", "level", "revision", "verdict")
@@ -36,12 +36,18 @@ def verdict_label(v: Verdict) -> str:
     return {PASS: "PASS", FAIL: "FAIL", ERROR: "ERROR", SKIP: "SKIP"}.get(v.status, v.status.upper())
 
 
-_CSS = """
+# the frame of every page of the project (the report here, the trace view of trace/html.py)
+PAGE_CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
 header{background:#1d232a;color:#fff;padding:12px 20px}
 header h1{font-size:18px;margin:0 0 4px}
 header p{margin:2px 0;font-size:13px;color:#cfd6de}
 main{padding:12px 20px}
+"""
+
+_CSS = (
+    PAGE_CSS
+    + """
 #filters{display:flex;flex-wrap:wrap;gap:8px 24px;background:#fff;border:1px solid #d8dde3;
 padding:8px 12px;border-radius:6px;position:sticky;top:0;z-index:1}
 #filters fieldset{border:0;margin:0;padding:0}
@@ -65,6 +71,7 @@ white-space:pre-wrap;word-break:break-all}
 p.official{margin:2px 0;font-size:12px;color:#56606b}
 .stale{background:#fff8e1;border:1px solid #f9a825;padding:6px 12px;border-radius:6px}
 """
+)
 
 _JS = """
 (function(){

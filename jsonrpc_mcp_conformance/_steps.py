@@ -123,8 +123,40 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             _capture({"result": {step["paginate"]["items"]: items}}, step.get("capture", {}), variables)
         elif "http" in step:
             await _http_step(step["http"], channel, variables, timeout)
+        elif "poll" in step:
+            await _poll(step["poll"], channel, variables, timeout)
+            last_reply = getattr(channel.conn, "last_reply", None)
         else:
             raise Abort(ERROR, [f"unknown step {sorted(step)}"])
+
+
+async def _poll(spec: dict[str, Any], channel: Channel, variables: dict[str, Any], timeout: float) -> None:
+    """``poll``: send ``send`` (its id suffixed ``-1``, ``-2``...) every ``interval`` seconds until an
+    answer matches ``until`` (then ``expect`` must match it too, and ``capture`` reads it), at most
+    ``within`` seconds; how a task's status is waited for."""
+    request = substitute(spec["send"], variables)
+    until = substitute(spec["until"], variables)
+    within = float(spec.get("within", 10.0))
+    interval = float(spec.get("interval", 0.1))
+    answer: Any = _OMIT
+    attempt = 0
+    with anyio.move_on_after(within):
+        while True:
+            attempt += 1
+            await channel.send(_dump({**request, "id": f"{request.get('id')}-{attempt}"}))
+            answer = await channel.next_response(timeout, [])
+            if answer is _OMIT:
+                raise Abort(FAIL, [f"no response within {timeout:g} s"], _short(request, 400), "nothing")
+            if not match(answer, until, variables):
+                break
+            await anyio.sleep(interval)
+    if answer is _OMIT or match(answer, until, variables):
+        raise Abort(FAIL, [f"not reached within {within:g} s"], _short(until, 400), _short(answer, 400))
+    pattern = substitute(spec.get("expect", {}), variables)
+    problems = match(answer, pattern, variables)
+    if problems:
+        raise Abort(FAIL, problems, _short(pattern, 400), _short(answer, 400))
+    _capture(answer, spec.get("capture", {}), variables)
 
 
 async def advertised_versions(channel: Channel) -> list[Any]:

@@ -23,6 +23,12 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``silent-invalid``         answers nothing to an unreadable or invalid frame (drops -32700 and -32600 errors)
 ``one-input-per-round``    an InputRequiredResult keeps only its first input request
 ``forgets-partial-answers`` a retry answering only some of the keys asked loses its ``inputResponses``
+``tasks-undeclared``       server/discover loses ``capabilities.extensions`` (the tasks extension)
+``task-forgotten``         every ``tasks/get`` result becomes a -32602 error
+``task-never-completes``   a completed task's ``tasks/get`` says ``working`` (no ``result``)
+``cancel-not-empty``       the ``tasks/cancel`` ack carries ``taskId`` and ``status``
+``unknown-task-found``     a -32602 answer to ``tasks/get`` / ``tasks/cancel`` becomes a working task
+``tasks-without-extension`` requests that do not declare the tasks extension are served as if they did
 
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
@@ -66,7 +72,15 @@ FAULTS = (
     "silent-invalid",  # (issue 13, timing) answers no frame it cannot read: no -32700 / -32600 errors
     "one-input-per-round",  # (issue 14, several inputs per round)
     "forgets-partial-answers",
+    # (issue 14, the Tasks extension)
+    "tasks-undeclared",
+    "task-forgotten",
+    "task-never-completes",
+    "cancel-not-empty",
+    "unknown-task-found",
+    "tasks-without-extension",
 )
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
 MODERN = "2026-07-28"
 FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
@@ -121,6 +135,12 @@ def create_server() -> Server:
         )
         return ", ".join(sorted(answers))
 
+    @server.tool(task="optional")
+    async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
+        """Sleep, then answer (a task when the request declares the tasks extension)."""
+        await anyio.sleep(seconds)
+        return f"computed {label} after {seconds:g}s"
+
     @server.tool()
     def test_tool_list_changed() -> str:
         """Add a tool and remove it again (the harness's convention for a tool-list change)."""
@@ -162,6 +182,7 @@ class FaultyStream:
         self.request_ids: set[Any] = set()  # answers-cancelled: the ids of the requests received
         self.first_pages: set[Any] = set()  # repeats-page: tools/list requests without a cursor
         self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
+        self.task_requests: dict[Any, str] = {}  # request id -> the tasks/* method it called
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -189,6 +210,10 @@ class FaultyStream:
                 continue
             self.request_ids.add(_key(item["id"]))
             params = item.get("params")
+            if item["method"].startswith("tasks/"):
+                self.task_requests[_key(item["id"])] = item["method"]
+            if "tasks-without-extension" in self.faults and _declare_tasks(params):
+                frame = orjson.dumps(value)
             if "forgets-partial-answers" in self.faults and self._partial(params):
                 frame = orjson.dumps(value)
             if "no-validation" in self.faults and _unchecked_call(item):
@@ -267,6 +292,7 @@ class FaultyStream:
             if "one-input-per-round" in self.faults and len(requests) > 1:
                 result["inputRequests"] = dict(list(requests.items())[:1])
                 changed = True
+        changed = self._rewrite_tasks(item, self.task_requests.pop(key, ""), result, error) or changed
         if "omits-result-type" in self.faults and isinstance(result, dict) and key in self.modern_ids:
             changed = result.pop("resultType", None) is not None or changed
         not_found = (
@@ -285,6 +311,34 @@ class FaultyStream:
             changed = True
         return changed
 
+    def _rewrite_tasks(self, item: dict[str, Any], method: str, result: Any, error: Any) -> bool:
+        """The Tasks extension faults (``method``: the tasks/* method answered, else "")."""
+        caps = (
+            result.get("capabilities") if isinstance(result, dict) and "supportedVersions" in result else None
+        )
+        if "tasks-undeclared" in self.faults and isinstance(caps, dict):
+            return caps.pop("extensions", None) is not None
+        if method == "tasks/get" and isinstance(result, dict):
+            if "task-forgotten" in self.faults:
+                del item["result"]
+                item["error"] = {"code": -32602, "message": "Invalid params: no such task"}
+                return True
+            if "task-never-completes" in self.faults and result.get("status") == "completed":
+                result["status"] = "working"
+                result.pop("result", None)
+                return True
+        if method == "tasks/cancel" and "cancel-not-empty" in self.faults and isinstance(result, dict):
+            result.update(taskId="cancelled-task", status="cancelled")
+            return True
+        unknown = isinstance(error, dict) and error.get("code") == -32602
+        if method in ("tasks/get", "tasks/cancel") and unknown and "unknown-task-found" in self.faults:
+            del item["error"]
+            stamp = "2026-07-28T00:00:00Z"
+            task = {"taskId": "found", "status": "working", "createdAt": stamp, "lastUpdatedAt": stamp}
+            item["result"] = {"resultType": "complete", **task, "ttlMs": None}
+            return True
+        return False
+
     def _partial(self, params: Any) -> bool:
         """forgets-partial-answers: drop the answers of a retry that answers only some keys."""
         if not isinstance(params, dict) or not isinstance(params.get("inputResponses"), dict):
@@ -298,6 +352,20 @@ class FaultyStream:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _declare_tasks(params: Any) -> bool:
+    """tasks-without-extension: declare the tasks extension in a modern envelope that lacks it."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    caps = meta.get(wire.CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    if not isinstance(caps, dict):
+        return False
+    found = caps.get("extensions")
+    extensions: dict[str, Any] = found if isinstance(found, dict) else {}
+    if TASKS_EXTENSION in extensions:
+        return False
+    caps["extensions"] = {**extensions, TASKS_EXTENSION: {}}
+    return True
 
 
 def _unchecked_call(item: dict[str, Any]) -> bool:

@@ -35,6 +35,7 @@ import contextlib
 import logging
 import math
 import os
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
@@ -48,10 +49,12 @@ from ..jsonrpc.endpoint import CancelSpec, Endpoint
 from ..jsonrpc.errors import JsonRpcError, RequestTimeout
 from ..jsonrpc.messages import Notification, RequestId
 from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, MODERN_REVISIONS, Revision, get_revision
+from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
+from ._tasks import ToolTask, with_tasks_declared
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
 
@@ -86,7 +89,9 @@ class Client:
     ``sampling/createMessage``, ``elicitation/create``, ...) to async functions of the request params:
     they answer the server's requests in the handshake era and its input requests in the modern one.
     ``on_notification(method, params)`` sees every notification from the server. ``log_level`` (modern
-    era) asks each request for ``notifications/message`` of that level and up.
+    era) asks each request for ``notifications/message`` of that level and up. ``extensions`` (id ->
+    settings) are the MCP extensions the client speaks, declared in ``capabilities.extensions``;
+    :attr:`server_extensions` are the server's.
     """
 
     def __init__(
@@ -103,12 +108,18 @@ class Client:
         log_level: str | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        extensions: Mapping[str, dict[str, Any]] | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
         self.mode = mode
         self.client_info = client_info or {"name": "jsonrpc-mcp", "version": __version__}
         self.capabilities = capabilities if capabilities is not None else {}
+        if extensions:  # SEP-2133: declared in capabilities.extensions (initialize, or every envelope)
+            declared = self.capabilities.get("extensions")
+            merged = {**(declared if isinstance(declared, dict) else {}), **extensions}
+            self.capabilities = {**self.capabilities, "extensions": merged}
         self.requested_version = protocol_version
         self.log_level = log_level
         self.probe_timeout = probe_timeout
@@ -127,6 +138,10 @@ class Client:
         self.discover_result: dict[str, Any] = {}
         self.revision: Revision | None = None
         self._subscriptions: dict[RequestId, Subscription] = {}
+        # OpenTelemetry (jsonrpc_mcp.telemetry): None switches it on if the application configured it
+        self._telemetry_wanted, self._opened = telemetry, 0.0
+        self.telemetry: ClientTelemetry | None = None
+        self.transport: str | None = None  # "stdio" or "http" (set by stdio() and http())
         if mode not in ("auto", "legacy"):  # a stateless revision: nothing to negotiate
             self.revision = get_revision(mode)
 
@@ -141,12 +156,15 @@ class Client:
             await stack.__aexit__(None, None, None)
             raise
         self._exit = stack
+        self.telemetry, self._opened = client_telemetry(self._telemetry_wanted), time.perf_counter()
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._exit is not None and self._tg is not None
+        if self.telemetry is not None and self.revision is not None:
+            self.telemetry.session_ended(self, time.perf_counter() - self._opened)
         try:
             # shielded: closing must complete even when the caller is being cancelled
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
@@ -186,6 +204,18 @@ class Client:
     def server_capabilities(self) -> dict[str, Any]:
         caps = self._opening.get("capabilities", {})
         return caps if isinstance(caps, dict) else {}
+
+    @property
+    def server_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the server declared (id -> settings) in ``initialize`` or ``server/discover``."""
+        declared = self.server_capabilities.get("extensions")
+        return declared if isinstance(declared, dict) else {}
+
+    @property
+    def extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions this client declares (id -> settings)."""
+        declared = self.capabilities.get("extensions")
+        return declared if isinstance(declared, dict) else {}
 
     @property
     def instructions(self) -> str | None:
@@ -322,6 +352,13 @@ class Client:
         """
         if envelope and self.is_modern:
             params = self._stamped(params)
+        if self.telemetry is not None:  # a CLIENT span, its context in params._meta
+            return await self.telemetry.request(
+                self, method, params, lambda p: self._send(method, p, timeout)
+            )
+        return await self._send(method, params, timeout)
+
+    async def _send(self, method: str, params: Any, timeout: float | None) -> Any:
         if timeout is _DEFAULT:
             return await self.endpoint.request(method, params)
         return await self.endpoint.request(method, params, timeout=timeout)
@@ -354,17 +391,47 @@ class Client:
         return await self._list_all(wire.TOOLS_LIST, "tools")
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        task: bool = False,
     ) -> dict[str, Any]:
         """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError.
 
         Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
-        comes back as it is when the application cannot answer it).
+        comes back as it is when the application cannot answer it). ``task=True`` declares the
+        Tasks extension on the request and, if the server runs the call as a task, waits for its
+        result (see :meth:`start_tool_task`; a failed task raises its error).
         """
+        if task:
+            return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         return await self._with_input(wire.TOOLS_CALL, params, timeout)
+
+    async def start_tool_task(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
+    ) -> ToolTask:
+        """Call a tool declaring the Tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28)
+        on the request: the :class:`ToolTask` handle of the task the server created (``get``,
+        ``update``, ``cancel``, ``wait``, ``result``; input requests are answered with the
+        ``request_handlers``), or holding the result when the server answered at once."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        if self.is_modern:
+            params = with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+        created = await self._with_input(wire.TOOLS_CALL, params, timeout)
+
+        async def request(method: str, params: dict[str, Any]) -> Any:
+            return await self.request(
+                method, with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+            )
+
+        return ToolTask(request, self._dispatcher.handlers, created)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list_all(wire.RESOURCES_LIST, "resources")
@@ -530,6 +597,7 @@ class Client:
             spawn as stream,
             cls(stream, **options) as client,
         ):
+            client.transport = "stdio"
             if initialize:
                 await client.connect()
             yield client
@@ -572,6 +640,7 @@ class Client:
             **(transport_options or {}),
         )
         async with connect as stream, cls(stream, **options) as client:
+            client.transport = "http"
             if initialize:
                 await client.connect()
             yield client

@@ -13,6 +13,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from ._asking import InputRequest
     from ._context import Context
+    from ._extensions import Extension, ExtensionHandler, call_client_extensions
     from ._introspect import Arg
     from ._pipeline import Call, CallNext, Middleware
     from ._registry import Completer, Prompt, Resource, ResourceContent, ResourceTemplate, Tool, ToolResult
@@ -25,6 +26,8 @@ __all__ = [
     "CallNext",
     "Completer",
     "Context",
+    "Extension",
+    "ExtensionHandler",
     "InputRequest",
     "Middleware",
     "Prompt",
@@ -35,6 +38,7 @@ __all__ = [
     "ServerSession",
     "Tool",
     "ToolResult",
+    "call_client_extensions",
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any

@@ -41,6 +41,7 @@ from ..jsonrpc.endpoint import RequestContext
 from ..revisions import Revision
 from ._asking import Asking
 from ._clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
+from ._extensions import client_extensions
 from ._mrtr import Exchange, current_exchange
 
 if TYPE_CHECKING:
@@ -51,15 +52,6 @@ __all__ = ["Context"]
 logger = logging.getLogger("jsonrpc_mcp.server")
 
 _DEFAULT: Any = object()
-
-# ctx.sample(**params): Python names for the optional CreateMessageRequest fields
-_SAMPLING_PARAMS = {
-    "model_preferences": "modelPreferences",
-    "include_context": "includeContext",
-    "stop_sequences": "stopSequences",
-    "tool_choice": "toolChoice",
-}
-_ACTIONS = frozenset({"accept", "decline", "cancel"})
 
 # Guards every context's outbox and closed flag (held for a few bytecodes; shared, so that a
 # Context costs no lock of its own).
@@ -125,6 +117,16 @@ class Context(Asking):
     @property
     def client_capabilities(self) -> dict[str, Any]:
         return self.session.client_capabilities
+
+    @property
+    def client_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the client declared (id -> settings): in this request's envelope
+        (2026-07-28), or in ``initialize`` (the handshake era)."""
+        return client_extensions(self.session.client_capabilities)
+
+    def client_supports(self, extension_id: str) -> bool:
+        """Whether the client declared the extension ``extension_id``."""
+        return extension_id in self.client_extensions
 
     @property
     def cancelled(self) -> bool:

@@ -23,6 +23,7 @@ from ..revisions import Revision, negotiate
 from ._boundary import InvalidArguments, to_wire
 from ._clientlog import LEVELS, level_index
 from ._context import Context
+from ._extensions import client_extensions, missing_extension
 from ._subscriptions import listen
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ async def dispatch(session: ServerSession, request: Request, context: RequestCon
     method = request.method
     handler = _METHODS.get(method)
     if handler is None:
-        raise MethodNotFound(f"Method not found: {method}")
+        return await _extension_method(session, request, context)
     revision = session.revision
     if revision is not None and method not in revision.methods:
         require_method(revision, method)  # (raises)
@@ -107,6 +108,21 @@ async def dispatch(session: ServerSession, request: Request, context: RequestCon
     if capability is not None and not session.has_feature(capability):
         raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
     return await handler(session, _params(request), context)
+
+
+async def _extension_method(session: ServerSession, request: Request, context: RequestContext) -> Any:
+    """Serve a method of one of the server's extensions (SEP-2133): -32601 where the extension is
+    not offered (not added, or not in this era), -32021 when the client did not declare it."""
+    method = request.method
+    found = session.server.extension_methods.get(method)
+    revision = session.revision
+    if found is None or revision is None or not found[0].serves(revision):
+        raise MethodNotFound(f"Method not found: {method}")
+    extension, handler = found
+    if extension.id not in client_extensions(session.client_capabilities):
+        raise missing_extension(extension.id, method)
+    params = _params(request)
+    return await in_context(session, context, lambda ctx: handler(ctx, params))
 
 
 # -- method handlers ------------------------------------------------------------------------------

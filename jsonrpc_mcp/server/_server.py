@@ -3,36 +3,31 @@
 from __future__ import annotations
 
 import logging
-import os
-import sys
-import threading
-import time
 import weakref
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-import anyio
-
 from .. import wire
 from ..errors import RegistrationError, ResourceNotFound
-from ..jsonrpc.endpoint import Endpoint
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import ALL_REVISIONS, Revision
 from ._boundary import to_wire
 from ._clientlog import LEVELS
 from ._context import Context
+from ._extensions import TASKS_ID, Extension, ExtensionHandler, register_extension
 from ._handshake import State
 from ._lifespan import Lifespan, LifespanScope
 from ._mrtr import DEFAULT_STATE_TTL, RequestStateSealer
 from ._pipeline import Middleware
 from ._registry import TOOL_NAME, Completer, Prompt, Registry, Resource, ResourceTemplate, Tool
 from ._router import Router
-from ._session import MCP_CANCEL, ServerSession
+from ._serving import Serving
+from ._session import ServerSession
 from ._subscriptions import SubscriptionHub
 
 if TYPE_CHECKING:
-    from ..transports.base import MessageStream
+    pass
 
 __all__ = ["Server"]
 
@@ -41,7 +36,7 @@ logger = logging.getLogger("jsonrpc_mcp.server")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server:
+class Server(Serving):
     """An MCP server. Register tools, resources and prompts, then serve it over any transport.
 
     ``page_size`` bounds every list result (clients follow ``nextCursor``); ``request_timeout`` bounds
@@ -71,6 +66,12 @@ class Server:
     ``mask_errors`` (default True): an unexpected exception escaping a tool, resource or prompt is
     answered with "failed: an internal error (reference ...)", its traceback logged with the same
     reference; a ``ToolError`` keeps its message. False shows the exception's text (development).
+
+    ``extensions``: MCP extensions (SEP-2133) the server offers (see :meth:`add_extension`).
+
+    ``telemetry``: OpenTelemetry spans and metrics (:mod:`jsonrpc_mcp.telemetry`). ``None`` (the
+    default) switches them on when serving starts if the application configured OpenTelemetry;
+    ``True`` always (the ``otel`` extra); ``False`` never.
     """
 
     def __init__(
@@ -95,6 +96,8 @@ class Server:
         state_ttl: float = DEFAULT_STATE_TTL,
         lifespan: Lifespan | None = None,
         mask_errors: bool = True,
+        extensions: Sequence[Extension] = (),
+        telemetry: bool | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -142,6 +145,13 @@ class Server:
         self.router = Router(self)
         # an unexpected exception's text stays in the log; the client gets a reference (_boundary)
         self.mask_errors = mask_errors
+        self._telemetry_wanted = telemetry
+        self.telemetry = None
+        # SEP-2133 extensions: id -> extension, and the methods they add (method -> its handler)
+        self.extensions: dict[str, Extension] = {}
+        self.extension_methods: dict[str, tuple[Extension, ExtensionHandler]] = {}
+        for extension in extensions:
+            self.add_extension(extension)
 
     # -- lifespan ---------------------------------------------------------------------------------
     def running(self) -> AbstractAsyncContextManager[Any]:
@@ -153,6 +163,7 @@ class Server:
         ASGI application, which forwards no lifespan events, enters it from that application's own
         lifespan (``async with server.running(): yield`` in Starlette's or FastAPI's).
         """
+        self._start_telemetry()
         return self._lifespan.running()
 
     @property
@@ -173,6 +184,12 @@ class Server:
         self.add_middleware(fn)
         return fn
 
+    # -- extensions -------------------------------------------------------------------------------
+    def add_extension(self, extension: Extension) -> None:
+        """Offer an MCP extension (SEP-2133): declared in ``capabilities.extensions``, its methods
+        routable, its middleware (if any) run around every request (see :class:`Extension`)."""
+        register_extension(self, extension)
+
     # -- registration -----------------------------------------------------------------------------
     def add_tool(
         self,
@@ -187,12 +204,20 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         replace: bool = False,
+        task: str | None = None,
+        defer_task: bool = False,
     ) -> Tool:
         """Register a tool. Without ``input_schema`` the schema is built from ``fn``'s signature.
 
         ``fn`` receives the validated arguments as keyword arguments (and the :class:`Context` in a
         parameter annotated with it). Raises :class:`RegistrationError` for an invalid schema (and,
         with ``strict_tool_names``, for a name breaking the tool-name rules).
+
+        ``task`` ("optional" or "required") runs the tool's calls as tasks of the Tasks extension
+        (SEP-2663; added with its defaults if the server has none): "optional" when the request
+        declares the extension (an ordinary call otherwise), "required" always (-32021 for a client
+        without it). ``defer_task``: the call becomes a task only when the tool calls
+        ``await jsonrpc_mcp.server.tasks.start_task()`` (after asking for input, say).
         """
         ruled = [r for r in self.revisions if r.tool_name_rules]
         if ruled and isinstance(name, str) and not TOOL_NAME.match(name):
@@ -214,6 +239,8 @@ class Server:
             icons=icons,
             meta=meta,
         )
+        if task is not None or TASKS_ID in self.extensions:
+            _mark_task_tool(self, name, task, defer_task)
         self.tools.add(name, tool, replace=replace)
         return tool
 
@@ -232,6 +259,8 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        task: str | None = None,
+        defer_task: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | Callable[..., Any] | None = None, **options: Any) -> Any:
@@ -402,6 +431,9 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if len(self.prompts):
             caps["prompts"] = {"listChanged": True}
+        declared = {k: e.settings() for k, e in self.extensions.items() if e.serves(revision)}
+        if declared:
+            caps["extensions"] = declared
         return caps
 
     def uses_logging(self) -> bool:
@@ -554,58 +586,14 @@ class Server:
             session.list_changed(kind)
         self.subscriptions.list_changed(kind)
 
-    # -- serving ----------------------------------------------------------------------------------
-    def attach(self, session: ServerSession) -> None:
-        """Count ``session`` among the live ones (it gets list_changed and resource updates)."""
-        self._sessions.add(session)
 
-    def detach(self, session: ServerSession) -> None:
-        self._sessions.discard(session)
+def _mark_task_tool(server: Server, name: str, task: str | None, deferred: bool) -> None:
+    """``add_tool(task=...)``: tell the server's Tasks extension (added with its defaults if the
+    server has none) how the tool runs."""
+    tasks = server.extensions.get(TASKS_ID)
+    if tasks is None:
+        from .tasks import TasksExtension  # (loaded by the first tool that runs as a task)
 
-    async def serve(self, stream: MessageStream, *, transport: str = "stream") -> None:
-        """Serve one connection over a message stream until the client closes it (``transport``
-        names the carrier for middleware: "stdio", "memory", ...)."""
-        session = ServerSession(self, transport=transport)
-        endpoint = Endpoint(stream, session, request_timeout=self.request_timeout, cancel=MCP_CANCEL)
-        session.outbound = endpoint
-        async with self.running():
-            self.attach(session)
-            try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(session.run_notifier)
-                    await endpoint.run()
-                    tg.cancel_scope.cancel()
-            finally:
-                self.detach(session)
-
-    async def serve_stdio(self, *, max_line: int | None = None) -> None:
-        """Serve over this process's stdin/stdout until stdin closes (``max_line``: the longest
-        line read, 4 MiB by default)."""
-        from ..transports.stdio import stdio_server
-
-        options: dict[str, Any] = {} if max_line is None else {"max_line": max_line}
-        async with stdio_server(**options) as stream:
-            await self.serve(stream, transport="stdio")
-
-    def http_app(self, **options: Any) -> Any:
-        """The ASGI application serving this server over HTTP (see :class:`jsonrpc_mcp.http.McpHttpApp`)."""
-        from ..http import McpHttpApp
-
-        return McpHttpApp(self, **options)
-
-    def run(self, *, max_line: int | None = None) -> None:
-        """Serve over stdio (blocking), then exit promptly even if a sync handler is still busy."""
-        anyio.run(lambda: self.serve_stdio(max_line=max_line))
-        deadline = time.monotonic() + 0.5
-        for thread in threading.enumerate():
-            if thread is not threading.main_thread() and not thread.daemon:
-                thread.join(max(0.0, deadline - time.monotonic()))
-        lingering = [
-            t
-            for t in threading.enumerate()
-            if t is not threading.main_thread() and not t.daemon and t.is_alive()
-        ]
-        if lingering:
-            logger.info("exiting with %d busy worker thread(s) abandoned", len(lingering))
-            sys.stderr.flush()
-            os._exit(0)
+        tasks = TasksExtension()
+        server.add_extension(tasks)
+    tasks.mark(name, task, deferred=deferred)  # type: ignore[attr-defined]

@@ -94,8 +94,8 @@ async def serve_checked(
             f"Unsupported protocol version {version!r}", {"supported": supported, "requested": version}
         )
     method = request.method
-    if method not in revision.methods:
-        require_method(revision, method)  # (raises)
+    if method not in revision.methods and method not in server.extension_methods:
+        require_method(revision, method)  # (raises; an extension's method is checked by dispatch)
     level = meta.get(wire.LOG_LEVEL)
     if level is None:
         threshold = _NO_LOGS  # only a request that asks for logs gets them

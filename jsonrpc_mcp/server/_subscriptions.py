@@ -41,6 +41,7 @@ from .. import wire
 from ..jsonrpc.endpoint import RequestContext
 from ..jsonrpc.errors import ConnectionClosed, InvalidParams, MethodNotFound
 from ..jsonrpc.messages import RequestId
+from ._extensions import client_extensions
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -114,7 +115,9 @@ class Listener:
         self.owner = owner  # the connection it arrived on (stdio endpoint, HTTP request's endpoint)
         self.methods = frozenset(method for key, (_, method) in _FLAGS.items() if granted.get(key))
         self.uris = frozenset(granted.get("resourceSubscriptions", ()))
+        self.granted = granted  # (extensions read their own filters here, e.g. the tasks' taskIds)
         self._pending: dict[tuple[str, str | None], None] = {}  # ordered, deduplicated
+        self._payloads: dict[tuple[str, str | None], dict[str, Any]] = {}  # post_params: the latest
         self._wake = anyio.Event()
         self._ending = False
         self._token = anyio.lowlevel.current_token()
@@ -137,6 +140,16 @@ class Listener:
     def post(self, method: str, uri: str | None = None) -> None:
         """Queue a notification (from any thread)."""
         self._on_loop(self._post, method, uri)
+
+    def post_params(self, method: str, key: str, params: dict[str, Any]) -> None:
+        """Queue a notification with its own params (from any thread); a later one for the same
+        ``(method, key)`` replaces it while it waits (an extension's, e.g. ``notifications/tasks``)."""
+        self._on_loop(self._post_params, method, key, params)
+
+    def _post_params(self, method: str, key: str, params: dict[str, Any]) -> None:
+        if not self._ending:
+            self._payloads[(method, key)] = params
+            self._post(method, key)
 
     def end(self) -> None:
         """End gracefully (from any thread): deliver what is pending, then answer the listen request."""
@@ -175,8 +188,11 @@ class Listener:
                 key = next(iter(self._pending))  # the oldest first
                 del self._pending[key]
                 method, uri = key
+                payload = self._payloads.pop(key, None)
                 params: dict[str, Any] = {"_meta": tag}
-                if uri is not None:
+                if payload is not None:
+                    params = {**payload, "_meta": tag}
+                elif uri is not None:
                     params["uri"] = uri
                 await rc.notify(method, params)
             if self._ending:
@@ -254,7 +270,13 @@ async def listen(session: ServerSession, params: dict[str, Any], rc: RequestCont
     if type(requested) is not dict:
         raise InvalidParams("Invalid params: subscriptions/listen needs 'notifications' (an object)")
     granted = honoured(requested, session.capabilities)
-    hub = session.server.subscriptions
+    server = session.server
+    if server.extensions:  # their own filters, for the extensions this request declared
+        declared = client_extensions(session.client_capabilities)
+        for ext_id, extension in server.extensions.items():
+            if ext_id in declared and extension.serves(revision):
+                granted.update(extension.listen_filters(requested))
+    hub = server.subscriptions
     listener = Listener(rc.id, granted, session.outbound)
     hub.add(listener)
     try:

@@ -18,14 +18,13 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from .._html import PAGE_CSS
+
 __all__ = ["to_html"]
 
-_CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
-header{background:#1d232a;color:#fff;padding:12px 20px}
-header h1{font-size:18px;margin:0 0 4px}
-header p{margin:2px 0;font-size:13px;color:#cfd6de}
-main{padding:12px 20px}
+_CSS = (
+    PAGE_CSS
+    + """
 #filters{background:#fff;border:1px solid #d8dde3;padding:8px 12px;border-radius:6px;position:sticky;top:0}
 #filters label{margin-right:10px;white-space:nowrap;font-size:13px}
 #shown{margin:8px 0;color:#56606b}
@@ -40,6 +39,7 @@ ul.broken{margin:4px 0;padding-left:18px;color:#a8071a;font-weight:600}
 pre{margin:4px 0;white-space:pre-wrap;word-break:break-all;font-size:12px;background:#f6f7f9;padding:4px}
 .meaning{color:#3d4752}
 """
+)
 
 _SCRIPT = """
 (function(){

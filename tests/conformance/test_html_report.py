@@ -9,18 +9,16 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
-import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
-
-import pytest
 
 from jsonrpc_mcp_conformance._html import to_html
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, main
 from jsonrpc_mcp_conformance.fixtures import load_spec
 from jsonrpc_mcp_conformance.runner import RevisionRun, Run, Verdict
+
+from ..browser import browser, chromium
 
 FAULTY = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 SPEC = load_spec()
@@ -71,29 +69,16 @@ class _Rows(HTMLParser):
             self.shown = {k: str(v) for k, v in attributes.items()}
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no chromium: apt-get install chromium")
-
-
-def _browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [binary, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-
-
 def _dom(binary: str, profile: Path, url: str) -> _Rows:
-    done = _browser(binary, profile, "--dump-dom", url)
+    done = browser(binary, profile, "--dump-dom", url)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = _Rows()
     rows.feed(done.stdout)
     return rows
 
 
-def test_the_report_filters_in_a_headless_browser(tmp_path: Path) -> None:
-    binary = _chromium()
+def test_the_report_filters_in_a_headlessbrowser(tmp_path: Path) -> None:
+    binary = chromium()
     page, report = tmp_path / "report.html", tmp_path / "report.json"
     args = ["--revision", "2025-11-25", "--only", "jsonrpc:id:*", "--html", str(page), "--json", str(report)]
     code = main([*args, "stdio", "--", *FAULTY, "--fault", "error-id-null"], out=io.StringIO())
@@ -118,6 +103,6 @@ def test_the_report_filters_in_a_headless_browser(tmp_path: Path) -> None:
     assert nothing.shown["data-shown"] == "0" and all(hidden for _, hidden in nothing.rows)
 
     shot = tmp_path / "out.png"
-    done = _browser(binary, profile, f"--screenshot={shot}", "--window-size=1280,900", url + "#verdict=FAIL")
+    done = browser(binary, profile, f"--screenshot={shot}", "--window-size=1280,900", url + "#verdict=FAIL")
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -102,9 +102,8 @@ def test_the_wheel_runs_the_harness_with_no_checkout_anywhere(tmp_path: Path) ->
         INSTALL_TIMEOUT,
     )
 
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    shutil.copy(ROOT / "examples" / "everything" / "server.py", elsewhere / "server.py")
+    elsewhere = tmp_path / "elsewhere"  # the example, with its sibling modules (tasks.py, skills.py...)
+    shutil.copytree(ROOT / "examples" / "everything", elsewhere, ignore=shutil.ignore_patterns("__pycache__"))
 
     probe = json.loads(_run([str(python), "-c", PROBE], elsewhere, RUN_TIMEOUT).stdout)
     assert [p for p in probe["path"] if p and _inside(Path(p), ROOT)] == []

@@ -12,7 +12,10 @@ MEMORY_DIR = Path(__file__).resolve().parents[2] / "examples" / "memory"
 
 
 def load_module(path: Path, name: str) -> ModuleType:
-    """Import the file at ``path`` under ``name`` (the examples are files, not packages)."""
+    """Import the file at ``path`` under ``name`` (the examples are files, not packages), its
+    folder on ``sys.path`` as ``jsonrpc-mcp serve`` puts it (for its sibling modules)."""
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

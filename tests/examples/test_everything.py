@@ -75,6 +75,9 @@ TOOLS = {
     "test_input_required_result_multi_round",
     "test_input_required_result_capabilities",
 }
+# the Tasks extension's fixtures (examples/everything/tasks.py; tested in tests/tasks)
+TASK_TOOLS = {"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input"}
+TASK_TOOLS |= {"test_tool_with_task"}
 RESOURCES = {"test://static-text", "test://static-binary", "test://watched-resource"}
 TEMPLATE = "test://template/{id}/data"
 PROMPTS = {
@@ -185,7 +188,7 @@ def assert_valid(definition: str, instance: Any) -> None:
 async def test_lists_every_fixture_tool_with_a_description_and_an_input_schema() -> None:
     async with session() as client:
         tools = await client.list_tools()
-    assert {tool["name"] for tool in tools} == TOOLS
+    assert {tool["name"] for tool in tools} == TOOLS | TASK_TOOLS
     for tool in tools:
         assert tool["description"], tool["name"]
         assert tool["inputSchema"]["type"] == "object", tool["name"]
@@ -696,7 +699,7 @@ async def test_serves_the_fixtures_over_stdio() -> None:
             request_handlers=recorder.handlers,
             request_timeout=TIMEOUT,
         ) as client:
-            assert {tool["name"] for tool in await client.list_tools()} == TOOLS
+            assert {tool["name"] for tool in await client.list_tools()} == TOOLS | TASK_TOOLS
             result = await client.call_tool("test_elicitation", {"message": "over stdio"})
     assert text_of(result).startswith("User response: action=accept")
     assert [params["message"] for params in recorder.elicitations] == ["over stdio"]

@@ -4,9 +4,7 @@ per request (real subprocesses: stdio, and HTTP on 127.0.0.1); stdout stays the 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ import pytest
 
 from jsonrpc_mcp import Client, JsonRpcError
 
-from ..http.support import _wait_for_port, free_port, stop
+from ..http.support import spawned, stop
 
 pytestmark = pytest.mark.anyio
 
@@ -52,30 +50,12 @@ async def test_over_stdio_every_request_has_an_access_record_and_stderr_is_json_
 
 
 async def test_over_http_records_name_the_session_and_are_json() -> None:
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "jsonrpc_mcp",
-        "serve",
-        str(EVERYTHING),
-        "--http",
-        "--port",
-        str(port),
-        "--log-format",
-        "json",
-    ]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)  # noqa: ASYNC220
-        try:
-            _wait_for_port(port, process)
-            with anyio.fail_after(TIMEOUT):
-                async with Client.http(f"http://127.0.0.1:{port}/mcp") as client:
-                    await client.call_tool("test_simple_text", {})
-        finally:
-            stop(process)
-        log.seek(0)
-        stderr = log.read().decode()
+    with spawned(EVERYTHING, "--log-format", "json") as server:
+        with anyio.fail_after(TIMEOUT):
+            async with Client.http(f"{server.url}/mcp") as client:
+                await client.call_tool("test_simple_text", {})
+        stop(server.process)  # (its last records are written on the way out)
+        stderr = server.stderr().decode()
     access = [r for r in _records(stderr) if r["logger"] == "jsonrpc_mcp.access"]
     call = next(r for r in access if r["method"] == "tools/call")
     assert call["transport"] == "http" and isinstance(call["session"], str) and call["outcome"] == "ok"

@@ -7,15 +7,14 @@ so, where there is none.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
-
 from jsonrpc_mcp_conformance.trace.html import to_html
+
+from ..browser import browser, chromium
 
 HOSTILE = '<script>alert("x")</script>'
 TIMEOUT = 60.0
@@ -53,30 +52,8 @@ class _Rows(HTMLParser):
             self.shown = str(a.get("data-shown"))
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no chromium: apt-get install chromium")
-
-
 def _dom(binary: str, profile: Path, url: str) -> _Rows:
-    done = subprocess.run(
-        [
-            binary,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            f"--user-data-dir={profile}",
-            "--dump-dom",
-            url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = browser(binary, profile, "--dump-dom", url)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = _Rows()
     rows.feed(done.stdout)
@@ -84,7 +61,7 @@ def _dom(binary: str, profile: Path, url: str) -> _Rows:
 
 
 def test_a_live_trace_page_filters_by_method_and_by_broken_rule_in_a_headless_browser(tmp_path: Path) -> None:
-    binary = _chromium()
+    binary = chromium()
     page = tmp_path / "trace.html"
     server = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver", "--fault", "answers-notifications"]
     tap = [

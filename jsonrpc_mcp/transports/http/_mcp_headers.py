@@ -51,7 +51,15 @@ NAME_HEADER = wire.NAME_HEADER
 PARAM_HEADER_PREFIX = wire.PARAM_HEADER_PREFIX
 
 # method -> the params key Mcp-Name mirrors
-NAMED_BY = {wire.TOOLS_CALL: "name", wire.PROMPTS_GET: "name", wire.RESOURCES_READ: "uri"}
+NAMED_BY = {
+    wire.TOOLS_CALL: "name",
+    wire.PROMPTS_GET: "name",
+    wire.RESOURCES_READ: "uri",
+    # the tasks extension's methods (SEP-2663, "Streamable HTTP: routing headers")
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 HeaderParameter = tuple[tuple[str, ...], str]  # (property path from the root, header name)
 
