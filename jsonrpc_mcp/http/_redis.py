@@ -22,6 +22,8 @@ what a client may meet on any of them:
   given (``Server(state_key=...)`` or ``$JSONRPC_MCP_STATE_KEY``), every instance adopts the key kept
   at ``<prefix>:request-state-key`` (the first instance makes it, ``SET NX``), so any instance
   verifies a retry sealed by any other.
+* **Tasks** (:mod:`._redis_tasks`): the Tasks extension's default store is replaced by one in
+  Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance.
 * **Readiness**: a PING per probe; the app is not ready while Redis does not answer.
 
 ``redis`` (the ``redis`` extra, its asyncio API) is imported when a backend is made, never before.
@@ -174,7 +176,9 @@ class RedisBackend:
 
     ``RedisBackend.from_url("redis://host:6379/0")``; ``prefix`` namespaces every key and channel
     (one per server); ``max_events`` bounds each stream (approximately); ``event_ttl``: seconds a
-    stream outlives its last event; ``share_state_key``: adopt the shared request-state key.
+    stream outlives its last event; ``share_state_key``: adopt the shared request-state key;
+    ``share_tasks``: keep the tasks of the server's Tasks extension in Redis (when it has the default
+    store).
     """
 
     def __init__(
@@ -186,6 +190,7 @@ class RedisBackend:
         max_events: int = 1000,
         event_ttl: float = 3600.0,
         share_state_key: bool = True,
+        share_tasks: bool = True,
     ) -> None:
         self.client = client
         self.url = url
@@ -193,6 +198,7 @@ class RedisBackend:
         self.max_events = max_events
         self.event_ttl = event_ttl
         self.share_state_key = share_state_key
+        self.share_tasks = share_tasks
         self.instance = secrets.token_hex(8)  # tags what this instance publishes
         self.channel = f"{prefix}:bus"
         self._server: Server | None = None
@@ -216,6 +222,10 @@ class RedisBackend:
         if self._hub is None:
             self._hub = _BusHub(self, app)
             app.server.subscriptions = self._hub
+        if self.share_tasks:
+            from ._redis_tasks import share_tasks
+
+            share_tasks(app.server, self.client, self.prefix)
 
     def event_store(self, session_id: str) -> RedisEventStore:
         """The event store of session ``session_id`` (the same streams on every instance)."""

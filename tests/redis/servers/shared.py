@@ -51,3 +51,10 @@ async def confirm(item: str, ctx: Context) -> str:
         f"Confirm {item}?", {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     )
     return f"{item}: {answer.get('action')} (answered by {os.getpid()})"
+
+
+@server.tool(task="optional")
+async def compute(seconds: float) -> str:
+    """Take ``seconds``, answer with this process's id: a task when the client speaks Tasks."""
+    await anyio.sleep(seconds)
+    return f"computed by {os.getpid()}"
