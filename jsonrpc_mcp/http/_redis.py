@@ -98,13 +98,19 @@ class RedisEventStore:
         self._keys: set[str] = set()  # the streams written here, dropped by close
 
     async def store_event(self, stream_id: str, message: bytes) -> str:
+        """Store the event; with Redis down, the event still goes to the connection attached, with
+        an id no replay knows (a warning says so): the request is not failed for it."""
         key = f"{self._base}:{stream_id}"
         pipe = self._client.pipeline(transaction=False)
         pipe.xadd(key, {b"m": message}, maxlen=self._max, approximate=True)
         pipe.expire(key, self._ttl)
         if self._record is not None:
             pipe.expire(self._record, self._ttl)
-        entry = (await pipe.execute())[0]
+        try:
+            entry = (await pipe.execute())[0]
+        except Exception as exc:
+            logger.warning("an event was not stored in Redis (it cannot be replayed): %s", exc)
+            return f"{stream_id}:0-0"
         self._keys.add(key)
         return f"{stream_id}:{entry.decode('ascii')}"
 
@@ -238,7 +244,10 @@ class RedisBackend:
         """Record that ``session_id`` exists, opened by ``principal`` (who may resume its streams
         on another instance); it lives as long as the session's streams."""
         record = f"{self.prefix}:session:{session_id}"
-        await self.client.set(record, _fingerprint(principal), ex=max(1, int(self.event_ttl)))
+        try:
+            await self.client.set(record, _fingerprint(principal), ex=max(1, int(self.event_ttl)))
+        except Exception as exc:  # the session works here; only a replay elsewhere will not
+            logger.warning("session %s was not recorded in Redis: %s", session_id, exc)
 
     async def replay(self, scope: Scope, session_id: str, last_event_id: str, send: Send) -> None:
         """Answer a GET resuming a stream of a session this instance does not hold (another one
