@@ -159,3 +159,12 @@ async def test_readiness_fails_until_the_lifespan_has_started() -> None:
             await to_app.send({"type": "lifespan.shutdown"})
     assert lifespan_out[0]["type"] == "lifespan.startup.complete"
     assert (starting, ready) == (503, 200)
+
+
+async def test_a_draining_app_opens_no_legacy_sse_session(http: httpx.AsyncClient) -> None:
+    app = McpHttpApp(build_server())
+    async with serving(app) as base:
+        app.begin_drain()
+        refused = await get(http, base + "/sse", accept="text/event-stream")
+    assert_error_body(refused, 503)
+    assert refused.headers["retry-after"] == "5"
