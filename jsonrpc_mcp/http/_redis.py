@@ -311,24 +311,26 @@ class RedisBackend:
             shared = await self.shared_state_key()
             if server.request_state.adopt_shared_key(shared):
                 logger.info("the request-state key is the one shared through Redis")
-        self._loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self._queue = asyncio.Queue(maxsize=10_000)
         self.subscribed = anyio.Event()
+        # plain tasks, not a task group: this is entered and exited in a lifespan whose own scope
+        # is cancelled first at shutdown; the clean-up below is shielded from that
+        tasks = [loop.create_task(self._publish_forever()), loop.create_task(self._subscribe_forever())]
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._publish_forever)
-                tg.start_soon(self._subscribe_forever)
-                with anyio.move_on_after(5.0):
-                    await self.subscribed.wait()
-                try:
-                    yield
-                finally:
-                    tg.cancel_scope.cancel()
+            with anyio.move_on_after(5.0):
+                await self.subscribed.wait()
+            yield
         finally:
             self._loop = self._queue = None
-            with contextlib.suppress(Exception):
-                await self.client.aclose()
+            with anyio.CancelScope(shield=True):
+                for task in tasks:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+                with contextlib.suppress(Exception):
+                    await self.client.aclose()
 
     def publish(self, message: dict[str, Any]) -> None:
         """Queue ``message`` for the other instances (from any thread; dropped when not running)."""

@@ -5,6 +5,7 @@ retry sealed by one is verified by another; readiness follows Redis; Redis down 
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -126,6 +127,22 @@ async def test_readiness_follows_redis(http: httpx.AsyncClient, redis_server: Re
     assert live.status_code == 200  # alive all along: only not ready
     assert again.status_code == 200
     assert grown["content"][0]["text"] == "grew after"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_an_instance_on_redis_stops_cleanly(
+    http: httpx.AsyncClient, redis_server: RedisServer, signum: signal.Signals
+) -> None:
+    with spawned(TARGET, "--redis", redis_server.url) as server:
+        with anyio.fail_after(TIMEOUT):
+            async with listening(http, server.url + "/mcp", "tools", toolsListChanged=True) as tools:
+                server.process.send_signal(signum)
+                rest = await tools.rest()  # the listen request's final result
+        status = server.process.wait(TIMEOUT)
+        stderr = server.stderr()
+    assert rest and rest[-1].data and orjson.loads(rest[-1].data)["result"]["resultType"] == "complete"
+    assert status == 0, stderr
+    assert b"Traceback" not in stderr and b"ERROR" not in stderr, stderr.decode()
 
 
 def test_an_unreachable_redis_at_start_is_one_line_and_exit_1() -> None:
