@@ -126,6 +126,11 @@ class RedisEventStore:
         return stream_id, replay
 
     async def close(self) -> None:
+        """Nothing: the session ended *here* (shutdown, idle expiry), and another instance may still
+        resume its streams; the TTL drops them. :meth:`drop` is for a session deleted by its client."""
+
+    async def drop(self) -> None:
+        """Delete the streams written here and the session's record (the client ended the session)."""
         keys = [*self._keys, *([self._record] if self._record is not None else [])]
         if keys:
             self._keys = set()

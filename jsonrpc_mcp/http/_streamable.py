@@ -379,6 +379,9 @@ class _StreamableHttp(_AppState):
         assert session.id is not None
         del self.sessions[session.id]
         await session.close()
+        drop = getattr(session.store, "drop", None)  # a shared store (Redis): forget it everywhere
+        if drop is not None:
+            await drop()
         await _respond(send, 200)
 
     async def _session_of(self, scope: Scope, send: Send) -> HttpSession | None:

@@ -64,11 +64,14 @@ async def test_the_length_is_bounded_and_a_trimmed_id_is_unknown(backend: RedisB
     assert found == ("_", [(ids[-1], b"299")])
 
 
-async def test_each_stream_has_a_ttl_and_close_drops_the_streams(backend: RedisBackend) -> None:
+async def test_each_stream_has_a_ttl_close_keeps_them_and_drop_deletes_them(backend: RedisBackend) -> None:
     store = backend.event_store("s5")
+    await backend.register_session("s5", None)
+    keys = ("jsonrpc-mcp:events:s5:_", "jsonrpc-mcp:events:s5:2", "jsonrpc-mcp:session:s5")
     await store.store_event("_", b"one")
     await store.store_event("2", b"two")
-    assert 0 < await backend.client.ttl("jsonrpc-mcp:events:s5:_") <= 60
-    assert 0 < await backend.client.ttl("jsonrpc-mcp:events:s5:2") <= 60
-    await store.close()
-    assert await backend.client.exists("jsonrpc-mcp:events:s5:_", "jsonrpc-mcp:events:s5:2") == 0
+    assert [0 < await backend.client.ttl(key) <= 60 for key in keys] == [True] * 3
+    await store.close()  # the session ended on this instance: another may still resume it
+    assert await backend.client.exists(*keys) == 3
+    await store.drop()  # the client deleted it
+    assert await backend.client.exists(*keys) == 0

@@ -95,3 +95,30 @@ async def test_a_stream_outlives_its_instance_killed_with_sigkill(
     assert [orjson.loads(e.data)["method"] for e in replayed] == ["notifications/tools/list_changed"]
     assert after == []  # nothing twice
     assert stranger.status_code == 404
+
+
+async def test_a_rolling_restart_hands_the_stream_over_and_delete_ends_it_everywhere(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    with instances(2, "--redis", redis_server.url) as (a, b):
+        session_id = await open_session(http, a.url + "/mcp")
+        with anyio.fail_after(TIMEOUT * 2):
+            async with http.stream("GET", a.url + "/mcp", headers=stream_headers(session_id)) as response:
+                reader = SseReader(response)
+                await reader.next()  # the priming event
+                await call_tool(http, a.url + "/mcp", "grow", {"name": "seen"})
+                _, seen = await reader.message()
+                a.process.send_signal(signal.SIGTERM)  # a graceful stop: the stream ends, reconnect
+                final = await reader.rest()
+            a.process.wait(TIMEOUT)
+            headers = stream_headers(session_id, final[-1].id)
+            async with http.stream("GET", b.url + "/mcp", headers=headers) as resumed:
+                status, replayed = resumed.status_code, await SseReader(resumed).rest()
+            second = await open_session(http, b.url + "/mcp")
+            deleted = await http.delete(b.url + "/mcp", headers=session_headers(second))
+            gone = await http.get(b.url + "/mcp", headers=stream_headers(second, "_:1-0"))
+    assert seen["method"] == "notifications/tools/list_changed"
+    assert [e.data for e in final] == [""] and final[-1].id  # the final event: an id to resume from
+    assert (status, replayed) == (200, [])  # nothing lost, nothing twice
+    assert deleted.status_code == 200
+    assert gone.status_code == 404
