@@ -43,16 +43,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
-from ..jsonrpc.errors import INVALID_REQUEST
 from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
-from ..transports.sse import encode_event
-from ..wire import RESOURCE_UPDATED, SESSION_NOT_FOUND
-from ._asgi import EVENT_STREAM, SESSION_HEADER, Scope, Send, _error
-from ._auth import PRINCIPAL
+from ..wire import RESOURCE_UPDATED
 
 if TYPE_CHECKING:
     from ..server._server import Server
+    from ._sessions import HttpSession, _AppState
     from .app import McpHttpApp
 
 __all__ = ["RedisBackend", "RedisEventStore", "RedisUnavailable"]
@@ -161,6 +158,13 @@ class _BusHub(SubscriptionHub):
         kind, value = message.get("k"), message.get("v")
         if type(value) is not str:
             return
+        if kind == "end":  # deleted on another instance
+            ended = self._app.sessions.pop(value, None)
+            if ended is not None:
+                task = asyncio.get_running_loop().create_task(ended.close())
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
+            return
         sessions = [s.mcp for s in self._app.sessions.values() if not s.closed]
         if kind == "list":
             SubscriptionHub.list_changed(self, value)
@@ -175,7 +179,7 @@ class _BusHub(SubscriptionHub):
                     task.add_done_callback(self._telling.discard)
 
     @staticmethod
-    async def _tell(session: ServerSession, uri: str) -> None:
+    async def _tell(session: ServerSession, uri: str) -> None:  # (a task: kept in _telling)
         try:
             await session.notify(RESOURCE_UPDATED, {"uri": uri})
         except Exception as exc:
@@ -245,37 +249,62 @@ class RedisBackend:
             self.client, base, max_events=self.max_events, ttl=self.event_ttl, record=record
         )
 
-    async def register_session(self, session_id: str, principal: Any) -> None:
-        """Record that ``session_id`` exists, opened by ``principal`` (who may resume its streams
-        on another instance); it lives as long as the session's streams."""
-        record = f"{self.prefix}:session:{session_id}"
+    async def register_session(self, session: HttpSession) -> None:
+        """Record what the session is (its revision, the client's info and capabilities, who opened
+        it), so that any instance may serve it; the record lives as long as the session's streams."""
+        mcp, revision = session.mcp, session.mcp.revision
+        assert session.id is not None and revision is not None
+        record = {
+            "principal": session.principal,
+            "revision": revision.version,
+            "clientInfo": mcp.client_info,
+            "clientCapabilities": mcp.client_capabilities,
+        }
+        key = f"{self.prefix}:session:{session.id}"
         try:
-            await self.client.set(record, _fingerprint(principal), ex=max(1, int(self.event_ttl)))
-        except Exception as exc:  # the session works here; only a replay elsewhere will not
-            logger.warning("session %s was not recorded in Redis: %s", session_id, exc)
+            await self.client.set(key, orjson.dumps(record), ex=max(1, int(self.event_ttl)))
+        except Exception as exc:  # the session works here; only another instance will not know it
+            logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
 
-    async def replay(self, scope: Scope, session_id: str, last_event_id: str, send: Send) -> None:
-        """Answer a GET resuming a stream of a session this instance does not hold (another one
-        served it, or has gone): what the stream holds after ``last_event_id``, then the end."""
-        owner = await self.client.get(f"{self.prefix}:session:{session_id}")
-        if owner is None or owner != _fingerprint(scope.get(PRINCIPAL)):  # another principal's: unknown
-            await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
-            return
-        found = await self.event_store(session_id).events_after(last_event_id)
-        if found is None:
-            await _error(send, 404, INVALID_REQUEST, "Not Found: no stream has that Last-Event-ID")
-            return
-        headers = [
-            (b"content-type", EVENT_STREAM),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-            (SESSION_HEADER, session_id.encode()),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        for event_id, message in found[1]:
-            body = encode_event(message, id=event_id)
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    async def adopt(self, app: _AppState, session_id: str) -> HttpSession | None:
+        """The session another instance opened, served here from now on (None: no such record).
+
+        What is adopted is the record; what the other instance holds in memory is not (requests in
+        flight there, resource subscriptions, the log level)."""
+        from ._sessions import HttpSession
+
+        if len(session_id) > 64:
+            return None
+        try:
+            raw = await self.client.get(f"{self.prefix}:session:{session_id}")
+        except Exception as exc:
+            logger.warning("could not look session %s up in Redis: %s", session_id, exc)
+            return None
+        record = orjson.loads(raw) if raw is not None else None
+        revision = app._supported.get(str(record.get("revision"))) if type(record) is dict else None
+        if record is None or revision is None:
+            return None
+        held = app.sessions.get(session_id)  # adopted meanwhile by another request
+        if held is not None:
+            return held
+        session = HttpSession(app, session_id)
+        principal = record.get("principal")
+        session.principal = tuple(principal) if type(principal) is list else principal
+        session.stream_prefix = f"{self.instance[:6]}x"
+        mcp = session.mcp
+        mcp.revision, mcp.capabilities, mcp.state = revision, app.server.capabilities(revision), State.READY
+        mcp.client_info = record.get("clientInfo") or {}
+        mcp.client_capabilities = record.get("clientCapabilities") or {}
+        app.sessions[session_id] = session
+        session.start()
+        logger.info("session %s adopted from Redis", session_id)
+        return session
+
+    async def end_session(self, session: HttpSession) -> None:
+        """The client deleted the session: drop its record and streams, and tell the others."""
+        if isinstance(session.store, RedisEventStore):
+            await session.store.drop()
+        self.publish({"k": "end", "v": session.id})
 
     # -- health -----------------------------------------------------------------------------------
     async def check(self) -> str | None:
@@ -396,11 +425,6 @@ class RedisBackend:
             return
         if type(message) is dict and message.get("o") != self.instance and self._hub is not None:
             self._hub.deliver(message)
-
-
-def _fingerprint(principal: Any) -> bytes:
-    """The principal as stored with a session (None when the server is not protected)."""
-    return orjson.dumps(principal)
 
 
 def _safe(url: str) -> str:

@@ -95,6 +95,7 @@ class HttpSession:
         self.mcp.outbound = self.endpoint
         self.streams: dict[str, EventStream] = {"_": self.standalone}
         self._stream_ids = 0
+        self.stream_prefix = ""  # a session adopted from Redis: this instance's, so ids never collide
         self.in_flight = 0
         self.last_active = time.monotonic()
         self.closed = False
@@ -113,7 +114,7 @@ class HttpSession:
 
     def new_stream(self) -> EventStream:
         self._stream_ids += 1
-        stream = EventStream(str(self._stream_ids), self.store)
+        stream = EventStream(f"{self.stream_prefix}{self._stream_ids}", self.store)
         self.streams[stream.id] = stream
         return stream
 

@@ -189,8 +189,8 @@ class _StreamableHttp(_AppState):
             if raw_id is None:
                 await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
                 return
-            found = self.sessions.get(raw_id.decode("latin-1"))
-            if found is None or not found.belongs_to(scope):  # another principal's: as if unknown
+            found = await self._held(raw_id.decode("latin-1"), scope)
+            if found is None:
                 await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
                 return
             session = found
@@ -222,8 +222,8 @@ class _StreamableHttp(_AppState):
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
                 self.sessions[session.id] = session
                 session.start()
-                if self.redis is not None:  # so that another instance may replay its streams
-                    await self.redis.register_session(session.id, session.principal)
+                if self.redis is not None:  # so that any instance may serve it
+                    await self.redis.register_session(session)
             else:
                 extra.clear()  # the handshake failed: no session was made
         if channel.stream is not None:
@@ -279,12 +279,6 @@ class _StreamableHttp(_AppState):
             await _error(send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             return
         raw_last = _header(scope, LAST_EVENT_ID)
-        raw_id = _header(scope, SESSION_HEADER)
-        held = raw_id is None or raw_id.decode("latin-1") in self.sessions
-        if self.redis is not None and raw_last is not None and not held:  # served elsewhere: from Redis
-            assert raw_id is not None
-            await self.redis.replay(scope, raw_id.decode("latin-1"), raw_last.decode("latin-1"), send)
-            return
         session = await self._session_of(scope, send)
         if session is None:
             return
@@ -379,9 +373,8 @@ class _StreamableHttp(_AppState):
         assert session.id is not None
         del self.sessions[session.id]
         await session.close()
-        drop = getattr(session.store, "drop", None)  # a shared store (Redis): forget it everywhere
-        if drop is not None:
-            await drop()
+        if self.redis is not None:  # forget it everywhere
+            await self.redis.end_session(session)
         await _respond(send, 200)
 
     async def _session_of(self, scope: Scope, send: Send) -> HttpSession | None:
@@ -394,8 +387,16 @@ class _StreamableHttp(_AppState):
         if raw_id is None:
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
-        session = self.sessions.get(raw_id.decode("latin-1"))
-        if session is None or not session.belongs_to(scope):  # another principal's: as if unknown
+        session = await self._held(raw_id.decode("latin-1"), scope)
+        if session is None:
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
         return session
+
+    async def _held(self, session_id: str, scope: Scope) -> HttpSession | None:
+        """The session ``session_id`` names, if the request may use it (another principal's is as
+        if unknown): held here, or (with Redis) adopted from the record another instance left."""
+        session = self.sessions.get(session_id)
+        if session is None and self.redis is not None:
+            session = await self.redis.adopt(self, session_id)
+        return session if session is not None and session.belongs_to(scope) else None
