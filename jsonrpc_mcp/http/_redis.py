@@ -6,12 +6,19 @@ Several instances of one server (processes, machines) point at the same Redis; a
 :class:`RedisBackend` given to :class:`~jsonrpc_mcp.http.McpHttpApp` (``redis=``) makes them share
 what a client may meet on any of them:
 
+* **Sessions** (a first cut of a registry): ``initialize`` records what a handshake session is
+  (revision, the client's info and capabilities, the principal that opened it) at
+  ``<prefix>:session:<id>``; an instance that meets a session id it does not hold (POST, GET,
+  DELETE) adopts the session from that record (:meth:`RedisBackend.adopt`), naming its new streams
+  apart. A DELETE drops the record and the streams and tells the others (on the bus), which drop
+  their copies; the record expires ``event_ttl`` after the session's last event. Not shared:
+  requests in flight, resource subscriptions, the log level, and server-to-client requests.
 * **Events** (:class:`RedisEventStore`): each SSE stream of a session is a Redis stream,
   ``<prefix>:events:<session id>:<stream id>``, written with ``XADD ... MAXLEN ~ max_events`` and
   given ``event_ttl`` seconds to live again on every write. An event id is ``<stream id>:<entry
   id>``: a replay after ``Last-Event-ID`` is one ``XRANGE`` from that entry (which must still be
-  there: an id trimmed away or expired is unknown). The stream of a session another instance served
-  is read the same way (see :mod:`._streamable`'s GET).
+  there: an id trimmed away or expired is unknown). An instance adopting a session reads the
+  streams the others wrote the same way, so a client resumes through any instance.
 * **Notifications** (:class:`_BusHub`): the server's subscription hub is replaced by one that also
   publishes each list change and resource update on ``<prefix>:bus`` (pub/sub), tagged with this
   instance's id; each instance's subscriber hands what the others published to its own hub, which
