@@ -29,6 +29,10 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``cancel-not-empty``       the ``tasks/cancel`` ack carries ``taskId`` and ``status``
 ``unknown-task-found``     a -32602 answer to ``tasks/get`` / ``tasks/cancel`` becomes a working task
 ``tasks-without-extension`` requests that do not declare the tasks extension are served as if they did
+``skills-no-manifest``     ``skills/list`` entries lose their ``resources`` (the file manifest)
+``skills-get-bare``        ``skills/get`` answers the entry itself, not ``{"skill": entry}``
+``skills-unknown-32002``   ``skills/get`` of an unknown URI answers -32002 instead of -32602
+``skills-stale-digest``    every manifest digest of ``skills/list`` and ``skills/get`` is one hex digit off
 
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
@@ -79,6 +83,10 @@ FAULTS = (
     "cancel-not-empty",
     "unknown-task-found",
     "tasks-without-extension",
+    "skills-no-manifest",  # (issue 14, the skills extension)
+    "skills-get-bare",
+    "skills-unknown-32002",
+    "skills-stale-digest",
 )
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
@@ -160,6 +168,12 @@ def create_server() -> Server:
     def names(value: str) -> list[str]:
         return [n for n in ("alice", "bob") if n.startswith(value)]
 
+    from jsonrpc_mcp.skills import Skill, Skills
+
+    skill_md = "---\nname: fault-skill\ndescription: A skill of the fault server.\n---\n\n# Fault skill\n"
+    server.add_extension(
+        Skills(Skill.from_files("fault-skill", {"SKILL.md": skill_md, "notes.md": "notes\n"}))
+    )
     return server
 
 
@@ -183,6 +197,7 @@ class FaultyStream:
         self.first_pages: set[Any] = set()  # repeats-page: tools/list requests without a cursor
         self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
         self.task_requests: dict[Any, str] = {}  # request id -> the tasks/* method it called
+        self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -209,6 +224,7 @@ class FaultyStream:
                     )
                 continue
             self.request_ids.add(_key(item["id"]))
+            self.methods[_key(item["id"])] = item["method"]
             params = item.get("params")
             if item["method"].startswith("tasks/"):
                 self.task_requests[_key(item["id"])] = item["method"]
@@ -306,6 +322,7 @@ class FaultyStream:
         ):
             error["code"] = -32002
             changed = True
+        changed = _skills_fault(self.faults, self.methods.get(key), item) or changed
         if "error-id-null" in self.faults and isinstance(error, dict) and item.get("id") is not None:
             item["id"] = None
             changed = True
@@ -366,6 +383,34 @@ def _declare_tasks(params: Any) -> bool:
         return False
     caps["extensions"] = {**extensions, TASKS_EXTENSION: {}}
     return True
+
+
+def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) -> bool:
+    """The skills faults: rewrite a ``skills/list`` or ``skills/get`` answer (True when changed)."""
+    result, error = item.get("result"), item.get("error")
+    if method not in ("skills/list", "skills/get"):
+        return False
+    if method == "skills/get" and "skills-unknown-32002" in faults and isinstance(error, dict):
+        error["code"] = -32002
+        return True
+    if not isinstance(result, dict):
+        return False
+    listed = result.get("skills") if method == "skills/list" else [result.get("skill")]
+    entries: list[dict[str, Any]] = (
+        [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+    )
+    changed = False
+    for entry in entries:
+        if "skills-no-manifest" in faults and method == "skills/list":
+            changed = entry.pop("resources", None) is not None or changed
+        for file in entry.get("resources", []) if "skills-stale-digest" in faults else []:
+            if isinstance(file, dict) and isinstance(file.get("digest"), str):
+                file["digest"] = file["digest"][:-1] + ("0" if file["digest"][-1] != "0" else "1")
+                changed = True
+    if "skills-get-bare" in faults and method == "skills/get" and isinstance(result.get("skill"), dict):
+        result.update(result.pop("skill"))
+        changed = True
+    return changed
 
 
 def _unchecked_call(item: dict[str, Any]) -> bool:

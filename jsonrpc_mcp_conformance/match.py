@@ -26,6 +26,7 @@ is an operator:
 ``{"$literal": {...}}``          an object having these members, names taken literally (``$ref`` too)
 ``{"$json": p}``                 a string holding JSON text whose value matches p
 ``{"$increasing": "a.b"}``       an array whose values at that dotted path are strictly increasing numbers
+``{"$sha256": "sha256:<hex>"}``  a string whose UTF-8 bytes have that digest (SEP-2640 skill manifests)
 
 One generator is not a pattern but is expanded when the fixtures are loaded (``fixtures.py``), anywhere
 in a fixture's steps, so that large values need not be stored: ``{"$repeat": "x", "$times": 1048576}``
@@ -247,9 +248,23 @@ def _match_operator(
             problems.extend(_match_json_text(actual, arg, variables, path))
         elif op == "$increasing":
             problems.extend(_increasing(actual, str(arg), path))
+        elif op == "$sha256":
+            problems.extend(_sha256(actual, arg, path))
         else:
             raise ValueError(f"unknown pattern operator {op}")
     return problems
+
+
+def _sha256(actual: Any, digest: Any, path: str) -> list[str]:
+    import hashlib
+
+    if not isinstance(actual, str):
+        return [f"{path}: expected a string to hash, got {describe_type(actual)}"]
+    data = actual.encode("utf-8")
+    got = "sha256:" + hashlib.sha256(data).hexdigest()
+    if got != digest:
+        return [f"{path}: its {len(data)} bytes hash to {got}, not to the digest {_short(digest)}"]
+    return []
 
 
 def _unordered(actual: Any, patterns: list[Any], variables: Mapping[str, Any], path: str) -> list[str]:

@@ -653,6 +653,7 @@ def create_server() -> Server:
     # -- extension fixtures (tasks, skills) --
     # (each extension's fixtures live in a module of their own: one import and one call per line here)
     __import__("tasks").add_task_fixtures(server)  # the Tasks extension's (examples/everything/tasks.py)
+    __import__("skills").add_skill_fixtures(server)  # the Skills extension's (examples/everything/skills.py)
 
     return server
 

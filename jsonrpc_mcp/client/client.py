@@ -54,6 +54,7 @@ from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
+from ._skills import SkillsMixin
 from ._tasks import ToolTask, with_tasks_declared
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
@@ -80,7 +81,7 @@ class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
 
 
-class Client:
+class Client(SkillsMixin):
     """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
 
     ``mode`` is ``"legacy"`` (default), ``"auto"`` or the version of a stateless revision (2026-07-28)
