@@ -70,6 +70,11 @@ def _serve_options() -> argparse.ArgumentParser:
     from ._auth_options import add_auth_options
 
     add_auth_options(parser)  # --auth-*: bearer tokens (JWT/JWKS or introspection), --http only
+    parser.add_argument("--redis")  # redis://host:port/db, shared by the instances: see docs/scale-out.md
+    parser.add_argument("--health-path", default="/healthz")  # liveness probe ("": none)
+    parser.add_argument("--ready-path", default="/readyz")  # readiness probe ("": none)
+    parser.add_argument("--drain-delay", type=float, default=0.0)  # SIGTERM: seconds not ready, then stop
+    parser.add_argument("--drain-grace", type=float, default=5.0)  # seconds in-flight requests may take
     return parser
 
 
@@ -115,7 +120,7 @@ def _load_for_serving(target: str, target_args: list[str]) -> Server | None:
 
 def _serve(args: argparse.Namespace) -> int:
     options, target_args = _split_serve_args(args)
-    if options.workers > 1 and not options.stateless:
+    if options.workers > 1 and not options.stateless and not options.redis:
         print(
             "jsonrpc-mcp serve: --workers needs --stateless (sessions live in one process)", file=sys.stderr
         )
@@ -125,6 +130,13 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     server = _load_for_serving(args.target, target_args)
     if server is None:
+        return 2
+    if options.workers > 1 and not options.stateless and any(r.has_handshake for r in server.revisions):
+        print(
+            "jsonrpc-mcp serve: --workers with --redis needs --stateless or a server of the stateless"
+            " revisions only (handshake sessions still live in one process)",
+            file=sys.stderr,
+        )
         return 2
     if options.log_format == "json":
         from .telemetry import LOG_FORMAT_ENV, use_json_logs

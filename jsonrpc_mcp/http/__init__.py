@@ -1,6 +1,6 @@
 """MCP over HTTP, the server side: the ASGI application (Streamable HTTP and legacy HTTP+SSE), its
-event store, the Host/Origin policy and bearer-token authorization (static tokens, JWTs checked
-against a JWKS, RFC 7662 introspection).
+event store (in memory, or in Redis to scale out), the Host/Origin policy and bearer-token
+authorization (static tokens, JWTs checked against a JWKS, RFC 7662 introspection).
 
 Imported only when HTTP is used, so a stdio server never loads it. The helpers behind these names
 live in the private modules (``_auth``, ``_security``, ...).
@@ -19,6 +19,7 @@ from ._auth import (
 from ._events import EventStore, EventStream, InMemoryEventStore
 from ._introspection import IntrospectionVerifier
 from ._jwt import JwtVerifier
+from ._redis import RedisBackend, RedisEventStore, RedisUnavailable
 from ._security import Decision, TransportSecurity
 from .app import McpHttpApp
 
@@ -34,6 +35,9 @@ __all__ = [
     "IntrospectionVerifier",
     "JwtVerifier",
     "McpHttpApp",
+    "RedisBackend",
+    "RedisEventStore",
+    "RedisUnavailable",
     "StaticTokenVerifier",
     "TokenVerifier",
     "TransportSecurity",

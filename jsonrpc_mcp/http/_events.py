@@ -10,6 +10,7 @@ so an id names its stream and a replay never crosses streams.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -133,6 +134,15 @@ class EventStream:
                 return
             for event_id, message in found[1]:
                 await self._write(encode_event(message, id=event_id))
+
+    async def end(self, retry_ms: int) -> None:
+        """End the stream with a final event: an id to resume from (stored, when there is a store)
+        and the retry hint, so that its client reconnects (to another instance, when this one goes)."""
+        with contextlib.suppress(Exception):  # a store that fails: the stream ends all the same
+            async with self._lock:
+                event_id = await self._store.store_event(self.id, b"") if self._store is not None else None
+                await self._write(encode_event(b"", id=event_id, retry=retry_ms))
+        self.close()
 
     def detach(self, writer: Writer | None = None) -> None:
         if writer is None or self._writer is writer:

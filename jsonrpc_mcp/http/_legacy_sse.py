@@ -19,6 +19,7 @@ from ..transports.memory import memory_pair
 from ..transports.sse import encode_event
 from ..wire import SESSION_NOT_FOUND
 from ._asgi import EVENT_STREAM, Receive, Scope, Send, _error, _is_json_content, _read_body, _respond
+from ._health import DRAINING
 from ._sessions import _AppState, _new_session_id
 
 __all__: list[str] = []
@@ -29,6 +30,15 @@ class _LegacySse(_AppState):
     connection (and its session), POSTs to the message path carry the client's messages."""
 
     async def _legacy_get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.phase == DRAINING:  # shutting down: no new session
+            await _error(
+                send,
+                503,
+                -32000,
+                "Service Unavailable: the server is shutting down",
+                [(b"retry-after", b"5")],
+            )
+            return
         session_id = _new_session_id()
         client_end, server_end = memory_pair()
         to_server, from_posts = anyio.create_memory_object_stream[bytes](math.inf)

@@ -39,6 +39,9 @@ def _app_options(options: argparse.Namespace) -> dict[str, Any]:
         "json_response": options.json_response,
         "session_idle_timeout": options.session_timeout,
         "max_sessions": options.max_sessions or None,
+        "health_path": getattr(options, "health_path", "/healthz") or None,
+        "ready_path": getattr(options, "ready_path", "/readyz") or None,
+        "redis": getattr(options, "redis", None),
     }
 
 
@@ -55,12 +58,18 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         else "warning",
         "access_log": False,
         "lifespan": "on",
-        "timeout_graceful_shutdown": 5,
+        "timeout_graceful_shutdown": getattr(options, "drain_grace", 5.0),  # for requests in flight
     }
     certfile, keyfile = getattr(options, "ssl_certfile", None), getattr(options, "ssl_keyfile", None)
     if certfile:  # https: uvicorn terminates TLS
         common.update(ssl_certfile=certfile, ssl_keyfile=keyfile)
     scheme = "https" if certfile else "http"
+    redis_url = getattr(options, "redis", None)
+    if redis_url:  # checked before anything starts: an unreachable Redis is one line and exit 1
+        problem = _redis_problem(redis_url)
+        if problem is not None:
+            sys.stderr.write(f"jsonrpc-mcp: cannot use --redis: {problem}\n")
+            return 1
     try:  # bound here, before anything starts: a port in use is one line and exit 1, no lifespan traces
         sock = _bind(options.host, options.port)
     except OSError as exc:
@@ -82,8 +91,10 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
     sys.stderr.flush()
     if options.workers > 1:
         # each worker process imports the app afresh: hand it the target and the options, and one
-        # requestState key, so that a multi round-trip retry may land on any worker
-        os.environ.setdefault(STATE_KEY_ENV, secrets.token_hex(32))
+        # requestState key, so that a multi round-trip retry may land on any worker (with --redis,
+        # each adopts the one kept in Redis, shared with the other machines too)
+        if not redis_url:
+            os.environ.setdefault(STATE_KEY_ENV, secrets.token_hex(32))
         os.environ[_ENV] = json.dumps(
             {"target": target, "args": target_args, "options": _app_options(options), "auth": auth}
         )
@@ -91,8 +102,28 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         return 0
     app = McpHttpApp(server, auth=settings, **_app_options(options))
     config = uvicorn.Config(app, **common)
-    _GracefulServer(config, app).run(sockets=[sock])
+    _GracefulServer(config, app, getattr(options, "drain_delay", 0.0)).run(sockets=[sock])
     return 0
+
+
+def _redis_problem(url: str) -> str | None:
+    """Why Redis at ``url`` cannot be used now (one line), or None."""
+    from ._redis import RedisBackend, RedisUnavailable
+
+    async def check() -> None:
+        backend = RedisBackend.from_url(url)
+        try:
+            await backend.ping()
+        finally:
+            await backend.client.aclose()
+
+    try:
+        asyncio.run(check())
+    except RedisUnavailable as exc:
+        return str(exc)
+    except Exception as exc:  # e.g. a URL the client refuses
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -113,16 +144,41 @@ def _host_port(host: str, port: int) -> str:
 
 
 class _GracefulServer(uvicorn.Server):
-    """On SIGINT/SIGTERM, end the long-lived SSE streams first so that uvicorn's shutdown is prompt."""
+    """On SIGINT/SIGTERM, end the long-lived SSE streams first so that uvicorn's shutdown is prompt.
 
-    def __init__(self, config: uvicorn.Config, app: McpHttpApp) -> None:
+    With ``drain_delay``, the first SIGTERM only makes the app drain (readiness fails, new sessions
+    are refused) for that many seconds, so that a load balancer stops sending it traffic while it
+    still accepts some; then the shutdown proper begins. A second signal, or SIGINT, skips the wait.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: McpHttpApp, drain_delay: float = 0.0) -> None:
         super().__init__(config)
         self.mcp_app = app
+        self.drain_delay = drain_delay
+        self._draining = False
+        self._delayed: asyncio.TimerHandle | None = None
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         # a signal handler may run between any two bytecodes of the loop: schedule, don't act here
-        with contextlib.suppress(RuntimeError):  # no loop (yet, or any more): nothing is streaming
-            asyncio.get_running_loop().call_soon_threadsafe(self.mcp_app.begin_shutdown)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (yet, or any more): nothing is streaming
+            super().handle_exit(sig, frame)
+            return
+        if sig == signal.SIGTERM and self.drain_delay > 0 and not self._draining:
+            self._draining = True
+            loop.call_soon_threadsafe(self._drain, loop, sig, frame)
+            return
+        loop.call_soon_threadsafe(self._shut_down, sig, frame)
+
+    def _drain(self, loop: asyncio.AbstractEventLoop, sig: int, frame: Any) -> None:
+        self.mcp_app.begin_drain()
+        self._delayed = loop.call_later(self.drain_delay, self._shut_down, sig, frame)
+
+    def _shut_down(self, sig: int, frame: Any) -> None:
+        if self._delayed is not None:
+            self._delayed.cancel()
+        self.mcp_app.begin_shutdown()
         super().handle_exit(sig, frame)
 
     @contextlib.contextmanager

@@ -27,6 +27,7 @@ from ._events import EventStore, EventStream
 if TYPE_CHECKING:
     from ..revisions import Revision
     from ..server._server import Server
+    from ._redis import RedisBackend
 
 __all__ = ["HttpSession"]
 
@@ -50,11 +51,19 @@ class _AppState:
     message_path: str
     retry_ms: int
     keepalive: float
+    redis: RedisBackend | None
+    phase: str  # starting, ready, draining (see _health)
     sessions: dict[str, HttpSession]
     legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]]
     _shutting_down: anyio.Event
     _supported: dict[str, Revision]
     _supported_raw: dict[bytes, Revision]  # by the raw MCP-Protocol-Version value
+
+    def new_event_store(self, session_id: str) -> EventStore:
+        """The event store of a new session: in Redis when the app has one, else the factory's."""
+        if self.redis is not None:
+            return self.redis.event_store(session_id)
+        return self.event_store_factory()
 
     def has_room(self) -> bool:
         """Whether a new session may open (``max_sessions``; the idle ones past the timeout are
@@ -78,7 +87,7 @@ class HttpSession:
         self.app = app
         self.mcp = ServerSession(app.server, transport="http")
         self.mcp.session_id = session_id
-        self.store: EventStore | None = app.event_store_factory() if session_id is not None else None
+        self.store: EventStore | None = app.new_event_store(session_id) if session_id is not None else None
         self.standalone = EventStream("_", self.store)
         self.endpoint = Endpoint(
             None, self.mcp, channel=self, request_timeout=app.server.request_timeout, cancel=MCP_CANCEL
@@ -86,10 +95,12 @@ class HttpSession:
         self.mcp.outbound = self.endpoint
         self.streams: dict[str, EventStream] = {"_": self.standalone}
         self._stream_ids = 0
+        self.stream_prefix = ""  # a session adopted from Redis: this instance's, so ids never collide
         self.in_flight = 0
         self.last_active = time.monotonic()
         self.closed = False
         self._notifier: asyncio.Task[None] | None = None
+        self._ending: asyncio.Task[None] | None = None  # the standalone stream's final event
         # who opened it (a protected server: the token's client and subject); only they may use it
         self.principal: Any = None
 
@@ -103,7 +114,7 @@ class HttpSession:
 
     def new_stream(self) -> EventStream:
         self._stream_ids += 1
-        stream = EventStream(str(self._stream_ids), self.store)
+        stream = EventStream(f"{self.stream_prefix}{self._stream_ids}", self.store)
         self.streams[stream.id] = stream
         return stream
 
@@ -116,6 +127,19 @@ class HttpSession:
             logger.warning("not on asyncio: list_changed notifications are not sent over HTTP")
             return
         self._notifier = loop.create_task(self.mcp.run_notifier())
+
+    def end_standalone(self, retry_ms: int) -> None:
+        """End the standalone (GET) stream, with a final event when a client is attached."""
+        stream = self.standalone
+        if not stream.attached:
+            stream.close()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            stream.close()
+            return
+        self._ending = loop.create_task(stream.end(retry_ms))
 
     async def close(self) -> None:
         """Free everything: cancel what is in flight, end every stream, drop the stored events."""

@@ -48,6 +48,7 @@ from ._asgi import (
 )
 from ._auth import PRINCIPAL
 from ._events import EventStream
+from ._health import DRAINING
 from ._sessions import HttpSession, _AppState, _new_session_id
 
 SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
@@ -172,6 +173,11 @@ class _StreamableHttp(_AppState):
                 version = self._supported.get(DEFAULT_VERSION) or self.server.revisions[-1]
             session = self._stateless_session(None if initialize else version)
         elif initialize:
+            if self.phase == DRAINING:  # shutting down: the load balancer sends it elsewhere
+                await _error(
+                    send, 503, SERVER_BUSY, "Service Unavailable: the server is shutting down", _RETRY
+                )
+                return
             if not self.has_room():  # max_sessions: refuse a new one rather than grow without bound
                 limit = f"the server holds as many sessions as it may (max_sessions={self.max_sessions})"
                 await _error(send, 503, SERVER_BUSY, f"Service Unavailable: {limit}; retry later", _RETRY)
@@ -183,8 +189,8 @@ class _StreamableHttp(_AppState):
             if raw_id is None:
                 await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
                 return
-            found = self.sessions.get(raw_id.decode("latin-1"))
-            if found is None or not found.belongs_to(scope):  # another principal's: as if unknown
+            found = await self._held(raw_id.decode("latin-1"), scope)
+            if found is None:
                 await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
                 return
             session = found
@@ -216,6 +222,8 @@ class _StreamableHttp(_AppState):
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
                 self.sessions[session.id] = session
                 session.start()
+                if self.redis is not None:  # so that any instance may serve it
+                    await self.redis.register_session(session)
             else:
                 extra.clear()  # the handshake failed: no session was made
         if channel.stream is not None:
@@ -270,10 +278,10 @@ class _StreamableHttp(_AppState):
         if not _accepts(scope, EVENT_STREAM):
             await _error(send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             return
+        raw_last = _header(scope, LAST_EVENT_ID)
         session = await self._session_of(scope, send)
         if session is None:
             return
-        raw_last = _header(scope, LAST_EVENT_ID)
         last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
         if last_event_id is not None and session.store is not None:
             found = await session.store.events_after(last_event_id)
@@ -365,6 +373,8 @@ class _StreamableHttp(_AppState):
         assert session.id is not None
         del self.sessions[session.id]
         await session.close()
+        if self.redis is not None:  # forget it everywhere
+            await self.redis.end_session(session)
         await _respond(send, 200)
 
     async def _session_of(self, scope: Scope, send: Send) -> HttpSession | None:
@@ -377,8 +387,16 @@ class _StreamableHttp(_AppState):
         if raw_id is None:
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
-        session = self.sessions.get(raw_id.decode("latin-1"))
-        if session is None or not session.belongs_to(scope):  # another principal's: as if unknown
+        session = await self._held(raw_id.decode("latin-1"), scope)
+        if session is None:
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
         return session
+
+    async def _held(self, session_id: str, scope: Scope) -> HttpSession | None:
+        """The session ``session_id`` names, if the request may use it (another principal's is as
+        if unknown): held here, or (with Redis) adopted from the record another instance left."""
+        session = self.sessions.get(session_id)
+        if session is None and self.redis is not None:
+            session = await self.redis.adopt(self, session_id)
+        return session if session is not None and session.belongs_to(scope) else None

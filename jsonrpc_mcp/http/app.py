@@ -51,6 +51,7 @@ from ._asgi import (
 from ._asgi import error_body as error_body
 from ._auth import PRINCIPAL, AuthSettings, authenticate, principal_of, prm_paths, protected_resource_metadata
 from ._events import EventStore, InMemoryEventStore
+from ._health import DRAINING, READY, STARTING, ReadinessCheck, probe
 from ._legacy_sse import _LegacySse
 from ._security import Decision, TransportSecurity
 from ._sessions import HttpSession as HttpSession
@@ -63,6 +64,7 @@ from ._streamable import _StreamableHttp
 
 if TYPE_CHECKING:
     from ..server._server import Server
+    from ._redis import RedisBackend
 
 __all__ = ["McpHttpApp"]
 
@@ -80,7 +82,10 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
     past it an ``initialize`` is answered 503 with a JSON-RPC error and ``Retry-After``, after the idle
     ones were ended; None: no limit); ``event_store_factory`` (one store per session); ``legacy_sse`` with
     ``sse_path`` and ``message_path`` (2024-11-05 HTTP+SSE); ``retry_ms`` (the SSE retry hint);
-    ``keepalive`` (seconds between SSE comments).
+    ``keepalive`` (seconds between SSE comments); ``health_path`` / ``ready_path`` (the liveness and
+    readiness probes, unauthenticated; None: not served); ``redis`` (a ``redis://`` URL or a ready
+    :class:`~._redis.RedisBackend`: events in Redis Streams, notifications across instances, a readiness
+    check; needs the ``redis`` extra).
     """
 
     def __init__(
@@ -103,6 +108,9 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         message_path: str = "/messages/",
         retry_ms: int = 1000,
         keepalive: float = 15.0,
+        health_path: str | None = "/healthz",
+        ready_path: str | None = "/readyz",
+        redis: str | RedisBackend | None = None,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -119,6 +127,15 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         self.message_path = message_path
         self.retry_ms = retry_ms
         self.keepalive = keepalive
+        self.health_path, self.ready_path = health_path, ready_path
+        self.phase = READY  # starting (during the lifespan startup), ready, draining: see _health
+        self.readiness_checks: list[ReadinessCheck] = []
+        self.redis: RedisBackend | None = None
+        if redis is not None:
+            from ._redis import RedisBackend
+
+            self.redis = RedisBackend.from_url(redis) if isinstance(redis, str) else redis
+            self.redis.attach(self)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
         self.security = security
@@ -163,7 +180,10 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
+                    self.phase = STARTING
                     try:
+                        if self.redis is not None:
+                            await stack.enter_async_context(self.redis.running())
                         await stack.enter_async_context(self.server.running())
                     except Exception as exc:  # the server cannot start: say why, in one line
                         logger.error("the lifespan of server %r failed: %s", self.server.name, exc)
@@ -171,6 +191,8 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                         await send({"type": "lifespan.startup.failed", "message": failed})
                         return
                     tg.start_soon(self._reap_periodically)
+                    if self.phase == STARTING:
+                        self.phase = READY
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     tg.cancel_scope.cancel()
@@ -190,15 +212,23 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             await legacy.aclose()
         self.legacy_sessions.clear()
 
+    def begin_drain(self) -> None:
+        """Stop being ready (the readiness probe answers 503) and refuse new sessions (503 and
+        Retry-After); what is open carries on. The first step of a graceful shutdown."""
+        self.phase = DRAINING
+
     def begin_shutdown(self) -> None:
         """Ask long-lived streams to end now (call from the event loop, e.g. a signal handler).
 
-        Only the standalone (GET) streams, which never end by themselves: a request's stream ends
-        with its result, which the graceful shutdown waits for and which must still be delivered.
+        Only the standalone (GET) streams, which never end by themselves: each gets a final event
+        (an id to resume from, and the retry hint) so that its client reconnects, to another
+        instance behind a load balancer; a request's stream ends with its result, which the
+        graceful shutdown waits for and which must still be delivered.
         """
+        self.begin_drain()
         self._shutting_down.set()
         for session in self.sessions.values():
-            session.standalone.close()
+            session.end_standalone(self.retry_ms)
         self._end_subscriptions()
 
     def _end_subscriptions(self) -> None:
@@ -214,6 +244,11 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             # the prefix and root_path names it, so routes are matched on what follows it
             path = path[len(root) :] or "/"
         method = scope["method"]
+        if (path == self.health_path or path == self.ready_path) and method in ("GET", "HEAD"):
+            # probed by address, with no token: before the Host/Origin check and authentication
+            phase = self.phase if path == self.ready_path else None
+            await probe(send, head=method == "HEAD", phase=phase, checks=self.readiness_checks)
+            return
         decision = self._check_security(scope)
         if not decision.allowed:
             await _error(send, decision.status, INVALID_REQUEST, decision.reason)

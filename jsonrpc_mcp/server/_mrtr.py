@@ -245,6 +245,7 @@ class RequestStateSealer:
             raise ValueError(f"state_ttl must be a positive number of seconds, got {ttl!r}")
         # None: the default key, looked up when first needed (a file: see state_key_file)
         self._given = None if keys is None else [_key_bytes(k) for k in keys]
+        self._defaulted = keys is None  # no key given: a shared one may be adopted
         self.ttl = ttl
         self.clock: Callable[[], float] = time.time
 
@@ -253,6 +254,14 @@ class RequestStateSealer:
         if self._given is None:
             self._given = [_default_key()]
         return self._given
+
+    def adopt_shared_key(self, key: bytes | str) -> bool:
+        """Seal and open under ``key`` (one several servers share, e.g. through Redis) unless a key
+        was given (argument or environment); whether it was adopted."""
+        if not self._defaulted:
+            return False
+        self._given = [_key_bytes(key)]
+        return True
 
     @classmethod
     def create(

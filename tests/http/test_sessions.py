@@ -343,7 +343,8 @@ async def test_beginning_shutdown_ends_the_get_stream_but_still_delivers_streame
                 post_stream = SseReader(posted)
                 await post_stream.message()
                 app.begin_shutdown()  # what serve --http does on SIGINT/SIGTERM
-                assert await get_stream.rest() == []
+                final = await get_stream.rest()  # a final event, no message: reconnect (elsewhere)
+                assert [(e.data, e.retry) for e in final] == [("", app.retry_ms)]
                 controls.gates["late"].set()  # the request finishes during the graceful shutdown
                 rest = messages(await post_stream.rest())
     assert [m.get("method") for m in rest] == ["notifications/progress", None]

@@ -1,0 +1,439 @@
+"""Scale out on Redis: events in Redis Streams, notifications across instances, a shared state key.
+
+Theory of operation
+-------------------
+Several instances of one server (processes, machines) point at the same Redis; a
+:class:`RedisBackend` given to :class:`~jsonrpc_mcp.http.McpHttpApp` (``redis=``) makes them share
+what a client may meet on any of them:
+
+* **Sessions** (a first cut of a registry): ``initialize`` records what a handshake session is
+  (revision, the client's info and capabilities, the principal that opened it) at
+  ``<prefix>:session:<id>``; an instance that meets a session id it does not hold (POST, GET,
+  DELETE) adopts the session from that record (:meth:`RedisBackend.adopt`), naming its new streams
+  apart. A DELETE drops the record and the streams and tells the others (on the bus), which drop
+  their copies; the record expires ``event_ttl`` after the session's last event. Not shared:
+  requests in flight, resource subscriptions, the log level, and server-to-client requests.
+* **Events** (:class:`RedisEventStore`): each SSE stream of a session is a Redis stream,
+  ``<prefix>:events:<session id>:<stream id>``, written with ``XADD ... MAXLEN ~ max_events`` and
+  given ``event_ttl`` seconds to live again on every write. An event id is ``<stream id>:<entry
+  id>``: a replay after ``Last-Event-ID`` is one ``XRANGE`` from that entry (which must still be
+  there: an id trimmed away or expired is unknown). An instance adopting a session reads the
+  streams the others wrote the same way, so a client resumes through any instance.
+* **Notifications** (:class:`_BusHub`): the server's subscription hub is replaced by one that also
+  publishes each list change and resource update on ``<prefix>:bus`` (pub/sub), tagged with this
+  instance's id; each instance's subscriber hands what the others published to its own hub, which
+  delivers it to the ``subscriptions/listen`` streams it holds. Publishing never blocks the caller
+  (any thread: a queue drained by one task); a message published while Redis is down is lost,
+  and the subscriber reconnects with a bounded back-off.
+* **The request-state key** of the stateless revisions (multi round-trip retries): unless one was
+  given (``Server(state_key=...)`` or ``$JSONRPC_MCP_STATE_KEY``), every instance adopts the key kept
+  at ``<prefix>:request-state-key`` (the first instance makes it, ``SET NX``), so any instance
+  verifies a retry sealed by any other.
+* **Tasks** (:mod:`._redis_tasks`): the Tasks extension's default store is replaced by one in
+  Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance.
+* **Readiness**: a PING per probe; the app is not ready while Redis does not answer.
+
+``redis`` (the ``redis`` extra, its asyncio API) is imported when a backend is made, never before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import secrets
+import threading
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import orjson
+
+from ..server._session import ServerSession, State
+from ..server._subscriptions import SubscriptionHub
+from ..wire import RESOURCE_UPDATED
+
+if TYPE_CHECKING:
+    from ..server._server import Server
+    from ._sessions import HttpSession, _AppState
+    from .app import McpHttpApp
+
+__all__ = ["RedisBackend", "RedisEventStore", "RedisUnavailable"]
+
+logger = logging.getLogger("jsonrpc_mcp.http.redis")
+
+_ENTRY_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
+_STREAM_ID = re.compile(r"[A-Za-z0-9_]{1,32}")
+_BACKOFF = (0.1, 0.5, 1.0, 2.0)  # seconds between the subscriber's attempts to reconnect
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis cannot be used (unreachable, refused, the ``redis`` package missing)."""
+
+
+def _import_redis() -> Any:
+    try:
+        import redis.asyncio
+    except ImportError as exc:
+        raise RedisUnavailable(
+            "the redis package is not installed (pip install 'jsonrpc-mcp[redis]')"
+        ) from exc
+    return redis.asyncio
+
+
+class RedisEventStore:
+    """The events of one session's streams in Redis Streams (an :class:`~._events.EventStore`)."""
+
+    def __init__(
+        self,
+        client: Any,
+        base: str,
+        *,
+        max_events: int = 1000,
+        ttl: float = 3600.0,
+        record: str | None = None,
+    ) -> None:
+        self._client = client
+        self._base = base  # <prefix>:events:<session id>
+        self._record = record  # <prefix>:session:<session id>, kept alive as long as the streams
+        self._max = max_events
+        self._ttl = max(1, int(ttl))
+        self._keys: set[str] = set()  # the streams written here, dropped by close
+
+    async def store_event(self, stream_id: str, message: bytes) -> str:
+        """Store the event; with Redis down, the event still goes to the connection attached, with
+        an id no replay knows (a warning says so): the request is not failed for it."""
+        key = f"{self._base}:{stream_id}"
+        pipe = self._client.pipeline(transaction=False)
+        pipe.xadd(key, {b"m": message}, maxlen=self._max, approximate=True)
+        pipe.expire(key, self._ttl)
+        if self._record is not None:
+            pipe.expire(self._record, self._ttl)
+        try:
+            entry = (await pipe.execute())[0]
+        except Exception as exc:
+            logger.warning("an event was not stored in Redis (it cannot be replayed): %s", exc)
+            return f"{stream_id}:0-0"
+        self._keys.add(key)
+        return f"{stream_id}:{entry.decode('ascii')}"
+
+    async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        stream_id, _, entry = last_event_id.rpartition(":")
+        raw = entry.encode("latin-1", "replace")
+        if not _STREAM_ID.fullmatch(stream_id) or not _ENTRY_ID.fullmatch(raw):
+            return None
+        entries = await self._client.xrange(f"{self._base}:{stream_id}", min=entry, max="+")
+        if not entries or entries[0][0] != raw:  # trimmed away, expired, or never there
+            return None
+        replay = [(f"{stream_id}:{eid.decode('ascii')}", fields[b"m"]) for eid, fields in entries[1:]]
+        return stream_id, replay
+
+    async def close(self) -> None:
+        """Nothing: the session ended *here* (shutdown, idle expiry), and another instance may still
+        resume its streams; the TTL drops them. :meth:`drop` is for a session deleted by its client."""
+
+    async def drop(self) -> None:
+        """Delete the streams written here and the session's record (the client ended the session)."""
+        keys = [*self._keys, *([self._record] if self._record is not None else [])]
+        if keys:
+            self._keys = set()
+            with contextlib.suppress(Exception):  # Redis down: the TTL removes them
+                await self._client.delete(*keys)
+
+
+class _BusHub(SubscriptionHub):
+    """The server's subscription hub, also publishing its changes for the other instances."""
+
+    def __init__(self, backend: RedisBackend, app: McpHttpApp) -> None:
+        super().__init__()
+        self._backend = backend
+        self._app = app
+        self._telling: set[asyncio.Task[None]] = set()
+
+    def list_changed(self, kind: str) -> None:
+        super().list_changed(kind)
+        self._backend.publish({"k": "list", "v": kind})
+
+    def resource_updated(self, uri: str) -> int:
+        told = super().resource_updated(uri)
+        self._backend.publish({"k": "res", "v": uri})
+        return told
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        """What another instance published: to this instance's listeners and sessions only."""
+        kind, value = message.get("k"), message.get("v")
+        if type(value) is not str:
+            return
+        if kind == "end":  # deleted on another instance
+            ended = self._app.sessions.pop(value, None)
+            if ended is not None:
+                task = asyncio.get_running_loop().create_task(ended.close())
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
+            return
+        sessions = [s.mcp for s in self._app.sessions.values() if not s.closed]
+        if kind == "list":
+            SubscriptionHub.list_changed(self, value)
+            for session in sessions:
+                session.list_changed(value)
+        elif kind == "res":
+            SubscriptionHub.resource_updated(self, value)
+            for session in sessions:
+                if session.state is State.READY and session.is_subscribed(value):
+                    task = asyncio.get_running_loop().create_task(self._tell(session, value))
+                    self._telling.add(task)
+                    task.add_done_callback(self._telling.discard)
+
+    @staticmethod
+    async def _tell(session: ServerSession, uri: str) -> None:  # (a task: kept in _telling)
+        try:
+            await session.notify(RESOURCE_UPDATED, {"uri": uri})
+        except Exception as exc:
+            logger.debug("could not tell a session that %s changed: %s", uri, exc)
+
+
+class RedisBackend:
+    """One Redis shared by the instances of a server (see the module's docstring).
+
+    ``RedisBackend.from_url("redis://host:6379/0")``; ``prefix`` namespaces every key and channel
+    (one per server); ``max_events`` bounds each stream (approximately); ``event_ttl``: seconds a
+    stream outlives its last event; ``share_state_key``: adopt the shared request-state key;
+    ``share_tasks``: keep the tasks of the server's Tasks extension in Redis (when it has the default
+    store).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        url: str = "redis",
+        prefix: str = "jsonrpc-mcp",
+        max_events: int = 1000,
+        event_ttl: float = 3600.0,
+        share_state_key: bool = True,
+        share_tasks: bool = True,
+    ) -> None:
+        self.client = client
+        self.url = url
+        self.prefix = prefix
+        self.max_events = max_events
+        self.event_ttl = event_ttl
+        self.share_state_key = share_state_key
+        self.share_tasks = share_tasks
+        self.instance = secrets.token_hex(8)  # tags what this instance publishes
+        self.channel = f"{prefix}:bus"
+        self._server: Server | None = None
+        self._hub: _BusHub | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._queue: asyncio.Queue[bytes] | None = None
+        self.subscribed = anyio.Event()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisBackend:
+        """A backend on a new client for ``url`` (``redis://``, ``rediss://``, ``unix://``)."""
+        module = _import_redis()
+        client = module.from_url(url, socket_connect_timeout=2.0, health_check_interval=10)
+        return cls(client, url=_safe(url), **options)
+
+    def attach(self, app: McpHttpApp) -> None:
+        """Serve ``app`` (what its constructor calls): its readiness check and the bus hub."""
+        app.readiness_checks.append(self.check)
+        self._server = app.server
+        if self._hub is None:
+            self._hub = _BusHub(self, app)
+            app.server.subscriptions = self._hub
+        if self.share_tasks:
+            from ._redis_tasks import share_tasks
+
+            share_tasks(app.server, self.client, self.prefix)
+
+    def event_store(self, session_id: str) -> RedisEventStore:
+        """The event store of session ``session_id`` (the same streams on every instance)."""
+        base, record = f"{self.prefix}:events:{session_id}", f"{self.prefix}:session:{session_id}"
+        return RedisEventStore(
+            self.client, base, max_events=self.max_events, ttl=self.event_ttl, record=record
+        )
+
+    async def register_session(self, session: HttpSession) -> None:
+        """Record what the session is (its revision, the client's info and capabilities, who opened
+        it), so that any instance may serve it; the record lives as long as the session's streams."""
+        mcp, revision = session.mcp, session.mcp.revision
+        assert session.id is not None and revision is not None
+        record = {
+            "principal": session.principal,
+            "revision": revision.version,
+            "clientInfo": mcp.client_info,
+            "clientCapabilities": mcp.client_capabilities,
+        }
+        key = f"{self.prefix}:session:{session.id}"
+        try:
+            await self.client.set(key, orjson.dumps(record), ex=max(1, int(self.event_ttl)))
+        except Exception as exc:  # the session works here; only another instance will not know it
+            logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
+
+    async def adopt(self, app: _AppState, session_id: str) -> HttpSession | None:
+        """The session another instance opened, served here from now on (None: no such record).
+
+        What is adopted is the record; what the other instance holds in memory is not (requests in
+        flight there, resource subscriptions, the log level)."""
+        from ._sessions import HttpSession
+
+        if len(session_id) > 64:
+            return None
+        try:
+            raw = await self.client.get(f"{self.prefix}:session:{session_id}")
+        except Exception as exc:
+            logger.warning("could not look session %s up in Redis: %s", session_id, exc)
+            return None
+        record = orjson.loads(raw) if raw is not None else None
+        revision = app._supported.get(str(record.get("revision"))) if type(record) is dict else None
+        if record is None or revision is None:
+            return None
+        held = app.sessions.get(session_id)  # adopted meanwhile by another request
+        if held is not None:
+            return held
+        session = HttpSession(app, session_id)
+        principal = record.get("principal")
+        session.principal = tuple(principal) if type(principal) is list else principal
+        session.stream_prefix = f"{self.instance[:6]}x"
+        mcp = session.mcp
+        mcp.revision, mcp.capabilities, mcp.state = revision, app.server.capabilities(revision), State.READY
+        mcp.client_info = record.get("clientInfo") or {}
+        mcp.client_capabilities = record.get("clientCapabilities") or {}
+        app.sessions[session_id] = session
+        session.start()
+        logger.info("session %s adopted from Redis", session_id)
+        return session
+
+    async def end_session(self, session: HttpSession) -> None:
+        """The client deleted the session: drop its record and streams, and tell the others."""
+        if isinstance(session.store, RedisEventStore):
+            await session.store.drop()
+        self.publish({"k": "end", "v": session.id})
+
+    # -- health -----------------------------------------------------------------------------------
+    async def check(self) -> str | None:
+        """None when Redis answers a PING, else why not (a readiness check)."""
+        for attempt in (1, 2):  # a second time: the first may meet a connection Redis closed (restarted)
+            try:
+                await self.client.ping()
+            except Exception as exc:
+                if attempt == 2:
+                    return f"Redis at {self.url} is unreachable: {exc}"
+            else:
+                return None
+        return None  # (not reached)
+
+    async def ping(self) -> None:
+        """Raise :class:`RedisUnavailable` (one clear line) unless Redis answers a PING."""
+        with anyio.move_on_after(5.0):
+            problem = await self.check()
+            if problem is not None:
+                raise RedisUnavailable(problem)
+            return
+        raise RedisUnavailable(f"Redis at {self.url} did not answer a PING within 5 s")
+
+    async def shared_state_key(self) -> str:
+        """The request-state key the instances share (made by the first one that asks)."""
+        key = f"{self.prefix}:request-state-key"
+        await self.client.set(key, secrets.token_hex(32), nx=True)
+        value = await self.client.get(key)
+        return str(value.decode("ascii"))
+
+    # -- running ----------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Check Redis, adopt the shared key, run the bus (publisher and subscriber) until exit."""
+        await self.ping()
+        server = self._server
+        if self.share_state_key and server is not None:
+            shared = await self.shared_state_key()
+            if server.request_state.adopt_shared_key(shared):
+                logger.info("the request-state key is the one shared through Redis")
+        loop = self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._queue = asyncio.Queue(maxsize=10_000)
+        self.subscribed = anyio.Event()
+        # plain tasks, not a task group: this is entered and exited in a lifespan whose own scope
+        # is cancelled first at shutdown; the clean-up below is shielded from that
+        tasks = [loop.create_task(self._publish_forever()), loop.create_task(self._subscribe_forever())]
+        try:
+            with anyio.move_on_after(5.0):
+                await self.subscribed.wait()
+            yield
+        finally:
+            self._loop = self._queue = None
+            with anyio.CancelScope(shield=True):
+                for task in tasks:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+                with contextlib.suppress(Exception):
+                    await self.client.aclose()
+
+    def publish(self, message: dict[str, Any]) -> None:
+        """Queue ``message`` for the other instances (from any thread; dropped when not running)."""
+        loop, queue = self._loop, self._queue
+        if loop is None or queue is None:
+            return
+        data = orjson.dumps({**message, "o": self.instance})
+        if threading.get_ident() == self._thread:
+            self._put(queue, data)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._put, queue, data)
+
+    @staticmethod
+    def _put(queue: asyncio.Queue[bytes], data: bytes) -> None:
+        try:
+            queue.put_nowait(data)
+        except asyncio.QueueFull:
+            logger.warning("the Redis bus is backed up: a notification for other instances was dropped")
+
+    async def _publish_forever(self) -> None:
+        assert self._queue is not None
+        queue = self._queue
+        while True:
+            data = await queue.get()
+            try:
+                await self.client.publish(self.channel, data)
+            except Exception as exc:
+                logger.warning("could not publish to Redis at %s: %s", self.url, exc)
+
+    async def _subscribe_forever(self) -> None:
+        attempt = 0
+        while True:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.channel)
+                self.subscribed.set()
+                if attempt:
+                    logger.info("the Redis bus at %s is back", self.url)
+                attempt = 0
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is not None and message.get("type") == "message":
+                        self._received(message["data"])
+            except Exception as exc:
+                log = logger.warning if attempt == 0 else logger.debug  # once per outage
+                log("the Redis bus at %s failed (%s): reconnecting", self.url, exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            await anyio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
+            attempt += 1
+
+    def _received(self, data: bytes) -> None:
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if type(message) is dict and message.get("o") != self.instance and self._hub is not None:
+            self._hub.deliver(message)
+
+
+def _safe(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    return re.sub(r"//([^:@/]*):[^@/]*@", r"//\1:***@", url)

@@ -1,0 +1,78 @@
+"""A real ``redis-server`` for the tests: on a free port of 127.0.0.1, in a temporary directory, with
+nothing saved; started and stopped by the test (skipped, with the reason, when not installed)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ..http.support import START_TIMEOUT, STOP_TIMEOUT, free_port
+
+
+def redis_server_or_skip() -> str:
+    """The ``redis-server`` executable, and the ``redis`` package importable; else skip the test."""
+    found = shutil.which("redis-server")
+    if found is None:
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    pytest.importorskip(
+        "redis", reason="the redis package is not installed (pip install 'jsonrpc-mcp[redis]')"
+    )
+    return found
+
+
+class RedisServer:
+    """One ``redis-server`` process; :meth:`stop` and :meth:`start` again on the same port."""
+
+    def __init__(self, executable: str, directory: Path) -> None:
+        self.executable = executable
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [
+            self.executable,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.directory),
+        ]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self.answers():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.process.returncode}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"redis-server does not answer PING after {START_TIMEOUT} s")
+            time.sleep(0.02)  # polling a port the child binds: there is no event to wait on
+
+    def answers(self) -> bool:
+        """Whether it answers a PING now."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(STOP_TIMEOUT)
