@@ -113,6 +113,8 @@ async def test_example_served_over_http_passes_every_applicable_requirement(
 async def test_stripping_the_origin_header_fails_exactly_the_origin_requirements() -> None:
     run = await _run_wrapped(_strips_origin)
     assert _failed(run) == {
+        ("http:origin:validated", "2025-03-26"),
+        ("http:origin:validated", "2025-06-18"),
         ("http:origin:forbidden", "2025-11-25"),
         ("http:modern:origin-forbidden", "2026-07-28"),
     }
