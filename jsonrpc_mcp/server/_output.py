@@ -50,7 +50,7 @@ class ToolResult:
 
 _TEXTUAL = (str, type(None))
 # schemas that say nothing about a value's shape: no outputSchema from them
-_LOOSE = (
+_LOOSE: tuple[dict[str, Any], ...] = (
     {},
     {"type": "object"},
     {"type": "array"},
@@ -142,7 +142,9 @@ def tool_result(
         if errors:
             detail = "; ".join(errors)
             logger.error("tool %r broke its own outputSchema: %s", name, detail)
-            return tool_error(f"Tool {name!r} returned a value that does not match its outputSchema: {detail}")
+            return tool_error(
+                f"Tool {name!r} returned a value that does not match its outputSchema: {detail}"
+            )
     if revision.has_output_schema:
         result["structuredContent"] = structured
     return result

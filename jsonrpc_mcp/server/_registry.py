@@ -14,7 +14,7 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
@@ -24,13 +24,12 @@ from ..content import fit_annotations, for_revision, is_content_block
 from ..errors import CapabilityError, ClientError, RegistrationError
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
-from ._boundary import to_wire
+from ._boundary import InvalidArguments, to_wire
 from ._context import Context
-from ._boundary import InvalidArguments
 from ._introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
 from ._output import ToolResult, infer_output, tool_result
-from ._types import conversion_problem
 from ._schema import CompiledSchema, SchemaDefinitionError
+from ._types import conversion_problem
 
 __all__ = [
     "Completer",
@@ -192,6 +191,8 @@ class Tool:
 
     def to_result(self, value: Any, revision: Revision) -> dict[str, Any]:
         """Turn what the handler returned into a ``CallToolResult`` (see :mod:`._output`)."""
+        if type(value) is str and self.output_validator is None:  # the common case, first
+            return {"content": [{"type": "text", "text": value}]}
         return tool_result(
             value, revision, name=self.name, validator=self.output_validator, wrap=self.wrap_output
         )
