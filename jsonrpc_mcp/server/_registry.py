@@ -75,11 +75,24 @@ class ResourceContent:
 class _Handler:
     """A user function and how to call it."""
 
-    __slots__ = ("context_param", "converters", "fn", "is_async", "name", "params", "plain", "var_kwargs")
+    __slots__ = (
+        "context_param",
+        "converters",
+        "fn",
+        "is_async",
+        "name",
+        "params",
+        "plain",
+        "tool",
+        "var_kwargs",
+    )
 
-    def __init__(self, fn: Callable[..., Any], spec: FunctionSpec, name: str = "") -> None:
+    def __init__(
+        self, fn: Callable[..., Any], spec: FunctionSpec, name: str = "", tool: bool = False
+    ) -> None:
         self.fn = fn
-        self.name = name
+        self.name = name  # "the tool's name", or "resource 'uri'" / "prompt 'name'" for messages
+        self.tool = tool
         call = None if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self.params = frozenset(spec.params)
@@ -101,7 +114,10 @@ class _Handler:
                 try:
                     kwargs[name] = convert(kwargs[name])
                 except (ValueError, TypeError) as exc:  # valid JSON the type refuses: a bad argument
-                    raise InvalidArguments(self.name, conversion_problem(name, exc)) from None
+                    problems = conversion_problem(name, exc)
+                    if self.tool:
+                        raise InvalidArguments(self.name, problems) from None
+                    raise InvalidParams(f"Invalid params: {self.name}: " + "; ".join(problems)) from None
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         if self.is_async:
@@ -170,7 +186,7 @@ class Tool:
         self.annotations = dict(annotations) if annotations else None
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec, name)
+        self.handler = _Handler(fn, spec, name, tool=True)
         # (input_schema, its x-mcp-header parameters): kept by jsonrpc_mcp.http._headers
         self.header_parameters: tuple[dict[str, Any], list[tuple[tuple[str, ...], str]]] | None = None
 
@@ -232,7 +248,7 @@ class Resource:
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec, getattr(self, "name", ""))
+        self.handler = _Handler(fn, spec, f"resource {uri!r}")
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
@@ -341,7 +357,7 @@ class Prompt:
         self.arguments = arguments
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec, getattr(self, "name", ""))
+        self.handler = _Handler(fn, spec, f"prompt {name!r}")
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}

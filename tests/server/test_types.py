@@ -347,3 +347,22 @@ async def test_types_in_and_out_over_stdio() -> None:
     assert tools["rate"]["inputSchema"]["properties"]["stars"]["minimum"] == 1
     assert greeted["structuredContent"] == {"name": "Ada", "age": 37, "address": None}
     assert refused["isError"] is True and "minimum of 1" in refused["content"][0]["text"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_resource_template_variable_is_converted_and_a_bad_one_is_invalid_params(mode: str) -> None:
+    from jsonrpc_mcp import JsonRpcError
+
+    s = Server("days")
+
+    @s.resource("days://{day}")
+    def weekday(day: dt.date) -> str:
+        return day.strftime("%A")
+
+    async with connect(s, mode=mode) as client:
+        read = await client.read_resource("days://2026-07-28")
+        with pytest.raises(JsonRpcError) as info:
+            await client.read_resource("days://someday")
+    assert read["contents"][0]["text"] == "Tuesday"
+    assert info.value.code == -32602
+    assert "resource 'days://{day}': day:" in info.value.message
