@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import annotated_types as at
 import pytest
+from pydantic import BaseModel
 
 from jsonrpc_mcp import Client, RegistrationError, Server
 from jsonrpc_mcp.server._introspect import schema_for_type
@@ -366,3 +367,25 @@ async def test_a_resource_template_variable_is_converted_and_a_bad_one_is_invali
     assert read["contents"][0]["text"] == "Tuesday"
     assert info.value.code == -32602
     assert "resource 'days://{day}': day:" in info.value.message
+
+
+class _Node(BaseModel):
+    name: str
+    children: list[_Node] = []
+
+
+def _first(root: _Node, more: list[_Node] | None = None) -> list[_Node]:
+    return [root, *(more or [])]
+
+
+async def test_a_recursive_model_resolves_through_the_root_defs() -> None:
+    s = Server("tree")
+    s.add_tool("first", _first)
+    async with connect(s) as client:
+        tool = (await client.list_tools())[0]
+        ok = await client.call_tool("first", {"root": {"name": "a", "children": [{"name": "b"}]}})
+        bad = await client.call_tool("first", {"root": {"name": "a", "children": [{"nam": "b"}]}})
+    assert tool["inputSchema"]["properties"]["root"] == {"$ref": "#/$defs/_Node"}
+    assert tool["outputSchema"]["properties"]["result"]["items"] == {"$ref": "#/$defs/_Node"}
+    assert ok["structuredContent"] == {"result": [{"name": "a", "children": [{"name": "b", "children": []}]}]}
+    assert "root.children[0]: 'name' is a required property" in bad["content"][0]["text"]
