@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
-import orjson
 
 from ..content import fit_annotations, for_revision, is_content_block
 from ..errors import CapabilityError, ClientError, RegistrationError
@@ -29,7 +28,7 @@ from ._context import Context
 from ._introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
 from ._output import ToolResult, infer_output, tool_result
 from ._schema import CompiledSchema, SchemaDefinitionError
-from ._types import conversion_problem
+from ._types import conversion_problem, dumps
 
 __all__ = [
     "Completer",
@@ -300,7 +299,7 @@ class ResourceTemplate(Resource):
 
 
 def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revision) -> list[dict[str, Any]]:
-    """str -> text, bytes -> blob, ResourceContent(s) as given, any other JSON value -> JSON text."""
+    """str -> text, bytes -> blob, ResourceContent(s) as given, anything else -> JSON text."""
     if isinstance(value, ResourceContent):
         return [value.to_wire(uri, mime_type, revision)]
     if isinstance(value, list) and value and all(isinstance(v, ResourceContent) for v in value):
@@ -310,7 +309,7 @@ def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revisio
     if isinstance(value, (bytes, bytearray)):
         blob = ResourceContent(blob=bytes(value))
         return [blob.to_wire(uri, mime_type or "application/octet-stream", revision)]
-    text = orjson.dumps(value).decode()
+    text = dumps(value).decode()  # (pydantic models, dataclasses, datetimes... too)
     return [ResourceContent(text=text).to_wire(uri, mime_type or "application/json", revision)]
 
 

@@ -389,3 +389,23 @@ async def test_a_recursive_model_resolves_through_the_root_defs() -> None:
     assert tool["outputSchema"]["properties"]["result"]["items"] == {"$ref": "#/$defs/_Node"}
     assert ok["structuredContent"] == {"result": [{"name": "a", "children": [{"name": "b", "children": []}]}]}
     assert "root.children[0]: 'name' is a required property" in bad["content"][0]["text"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_resource_returning_a_model_or_dataclass_is_json_text(mode: str) -> None:
+    s = Server("res")
+
+    @s.resource("people://ada")
+    def ada() -> BaseModel:
+        return _Node(name="ada")
+
+    @s.resource("times://start")
+    def start() -> _Timed:
+        return _Timed(dt.datetime(2026, 7, 28, tzinfo=dt.timezone.utc))
+
+    async with connect(s, mode=mode) as client:
+        person = await client.read_resource("people://ada")
+        stamp = await client.read_resource("times://start")
+    assert person["contents"][0]["text"] == '{"name":"ada","children":[]}'
+    assert person["contents"][0]["mimeType"] == "application/json"
+    assert stamp["contents"][0]["text"] == '{"at":"2026-07-28T00:00:00+00:00"}'
