@@ -2,9 +2,11 @@
 
 Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``, ``list[T]``,
 ``tuple[...]``, ``set[T]``, ``dict[str, T]``, ``X | Y`` / ``Optional[X]``, ``Literal[...]``, ``Enum``
-subclasses, ``TypedDict`` and dataclasses, and ``Annotated[T, Arg(...)]`` (or ``Annotated[T, "text"]``)
-to add a description and JSON Schema keywords. Anything else is a registration error that names the
-parameter, so the developer can pass an explicit schema instead.
+subclasses, ``TypedDict`` and dataclasses, ``datetime``, ``date``, ``time``, ``UUID``, ``Path`` and
+``Decimal`` (see :mod:`._types`), pydantic models and ``Field`` (when the developer uses pydantic), and
+``Annotated[T, ...]`` with an :class:`Arg`, a description string, annotated-types constraints
+(``Ge(1)``, ``MaxLen(20)``...) or a pydantic ``Field``. Anything else is a registration error that
+names the parameter, so the developer can pass an explicit schema instead.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
 import orjson
+
+from . import _types
 
 __all__ = ["Arg", "FunctionSpec", "describe_function", "schema_for_type"]
 
@@ -47,16 +51,30 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
 
 
-def schema_for_type(tp: Any, where: str = "value") -> dict[str, Any]:
-    """The JSON Schema for a Python annotation; raises TypeError for what cannot be expressed."""
+def schema_for_type(tp: Any, where: str = "value", *, output: bool = False) -> dict[str, Any]:
+    """The JSON Schema for a Python annotation; raises TypeError for what cannot be expressed.
+
+    ``output``: the schema of a returned value (pydantic describes a model's serialized form)."""
     if tp is Any or tp is object or tp is inspect.Parameter.empty:
         return {}
     if tp in _SIMPLE:
         return {"type": _SIMPLE[tp]}
+    if _types.uses_pydantic(tp):
+        try:
+            return _types.pydantic_schema(tp, output=output)
+        except Exception as exc:
+            raise TypeError(f"{where}: pydantic cannot describe {tp!r}: {exc}") from None
+    scalar = _types.scalar_schema(tp)
+    if scalar is not None:
+        return scalar
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
+
+    def inner(sub: Any, at: str = where) -> dict[str, Any]:
+        return schema_for_type(sub, at, output=output)
+
     if origin is typing.Annotated:
-        schema = dict(schema_for_type(args[0], where))
+        schema = dict(inner(args[0]))
         for extra in args[1:]:
             if isinstance(extra, Arg):
                 if extra.description:
@@ -66,9 +84,13 @@ def schema_for_type(tp: Any, where: str = "value") -> dict[str, Any]:
                 schema["description"] = extra
             elif isinstance(extra, Mapping):
                 schema.update(extra)
+            else:
+                keywords = _types.constraint_keywords(extra, schema)
+                if keywords:
+                    schema.update(keywords)
         return schema
     if origin is Union or origin is types.UnionType:
-        members = [schema_for_type(a, where) for a in args]
+        members = [inner(a) for a in args]
         if all(set(m) == {"type"} and isinstance(m["type"], str) for m in members):
             return {"type": [m["type"] for m in members]}
         return {"anyOf": members}
@@ -83,27 +105,27 @@ def schema_for_type(tp: Any, where: str = "value") -> dict[str, Any]:
     if origin in (list, Sequence, typing.Sequence, set, frozenset) or tp in (list, set, frozenset):
         schema = {"type": "array"}
         if args:
-            schema["items"] = schema_for_type(args[0], where)
+            schema["items"] = inner(args[0])
         if origin in (set, frozenset) or tp in (set, frozenset):
             schema["uniqueItems"] = True
         return schema
     if origin is tuple or tp is tuple:
         if not args or (len(args) == 2 and args[1] is Ellipsis):
-            return {"type": "array", "items": schema_for_type(args[0], where)} if args else {"type": "array"}
-        items = [schema_for_type(a, where) for a in args]
+            return {"type": "array", "items": inner(args[0])} if args else {"type": "array"}
+        items = [inner(a) for a in args]
         return {"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
     if origin in (dict, Mapping, typing.Mapping) or tp is dict:
         schema = {"type": "object"}
         if args and args[0] is not str:
             raise TypeError(f"{where}: JSON object keys are strings; {tp!r} cannot be expressed")
         if len(args) == 2 and args[1] is not Any:
-            schema["additionalProperties"] = schema_for_type(args[1], where)
+            schema["additionalProperties"] = inner(args[1])
         return schema
     if _is_typeddict(tp):
         hints = typing.get_type_hints(tp, include_extras=True)
         return {
             "type": "object",
-            "properties": {k: schema_for_type(v, f"{where}.{k}") for k, v in hints.items()},
+            "properties": {k: inner(v, f"{where}.{k}") for k, v in hints.items()},
             "required": sorted(tp.__required_keys__),
         }
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
@@ -114,9 +136,11 @@ def schema_for_type(tp: Any, where: str = "value") -> dict[str, Any]:
             for f in fields
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         ]
+        if output:  # a returned dataclass always has every field
+            required = [f.name for f in fields]
         return {
             "type": "object",
-            "properties": {f.name: schema_for_type(hints[f.name], f"{where}.{f.name}") for f in fields},
+            "properties": {f.name: inner(hints[f.name], f"{where}.{f.name}") for f in fields},
             "required": required,
         }
     raise TypeError(f"{where}: cannot express the annotation {tp!r} as JSON Schema; pass an explicit schema")
@@ -204,6 +228,11 @@ def converter_for(tp: Any) -> Converter | None:
 
     None when the JSON value already is what the annotation says (str, int, list[str], dict, ...).
     """
+    if _types.uses_pydantic(tp):
+        return _types.pydantic_converter(tp)
+    scalar = _types.scalar_converter(tp)
+    if scalar is not None:
+        return scalar
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Annotated:
@@ -288,6 +317,7 @@ class FunctionSpec:
         "param_descriptions",
         "params",
         "required",
+        "returns",
     )
 
     def __init__(
@@ -300,6 +330,7 @@ class FunctionSpec:
         required: list[str],
         param_descriptions: dict[str, str],
         converters: dict[str, Converter] | None = None,
+        returns: Any = inspect.Parameter.empty,  # the return annotation
     ) -> None:
         self.description = description
         self.input_schema = input_schema
@@ -309,6 +340,7 @@ class FunctionSpec:
         self.required = required
         self.param_descriptions = param_descriptions
         self.converters: dict[str, Converter] = {} if converters is None else converters
+        self.returns = returns
 
 
 def _context_annotation(annotation: Any, context_type: type) -> bool:
@@ -391,4 +423,9 @@ def describe_function(
     input_schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
-    return FunctionSpec(summary, input_schema, params, context_param, var_kwargs, required, docs, converters)
+    if b'"$defs"' in orjson.dumps(properties):
+        input_schema = _types.hoist_defs(input_schema, qualname)  # pydantic's nested models
+    returns = hints.get("return", inspect.Parameter.empty)
+    return FunctionSpec(
+        summary, input_schema, params, context_param, var_kwargs, required, docs, converters, returns
+    )

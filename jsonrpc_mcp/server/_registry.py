@@ -14,20 +14,21 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
-import orjson
 
-from ..content import fit_all, fit_annotations, for_revision, is_content_block
+from ..content import fit_annotations, for_revision, is_content_block
 from ..errors import CapabilityError, ClientError, RegistrationError
 from ..jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
 from ..revisions import Revision
-from ._boundary import to_wire
+from ._boundary import InvalidArguments, to_wire
 from ._context import Context
 from ._introspect import FunctionSpec, _annotated_callable, _context_annotation, describe_function
+from ._output import ToolResult, infer_output, tool_result
 from ._schema import CompiledSchema, SchemaDefinitionError
+from ._types import conversion_problem, dumps
 
 __all__ = [
     "Completer",
@@ -43,18 +44,7 @@ __all__ = [
 logger = logging.getLogger("jsonrpc_mcp.server")
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")  # the 2025-11-25 tool-name rules
-_MISSING: Any = object()
 MAX_COMPLETION_VALUES = 100
-
-
-@dataclass(slots=True)
-class ToolResult:
-    """Full control over a ``tools/call`` result (otherwise return a str, or JSON-able data)."""
-
-    content: list[dict[str, Any]] = field(default_factory=list)
-    structured_content: Any = _MISSING
-    is_error: bool = False
-    meta: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -84,10 +74,24 @@ class ResourceContent:
 class _Handler:
     """A user function and how to call it."""
 
-    __slots__ = ("context_param", "converters", "fn", "is_async", "params", "plain", "var_kwargs")
+    __slots__ = (
+        "context_param",
+        "converters",
+        "fn",
+        "is_async",
+        "name",
+        "params",
+        "plain",
+        "tool",
+        "var_kwargs",
+    )
 
-    def __init__(self, fn: Callable[..., Any], spec: FunctionSpec) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], spec: FunctionSpec, name: str = "", tool: bool = False
+    ) -> None:
         self.fn = fn
+        self.name = name  # "the tool's name", or "resource 'uri'" / "prompt 'name'" for messages
+        self.tool = tool
         call = None if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         self.params = frozenset(spec.params)
@@ -106,7 +110,13 @@ class _Handler:
             kwargs = {k: v for k, v in arguments.items() if k in self.params}
         for name, convert in self.converters.items():  # JSON -> the annotated type (Enum, dataclass...)
             if name in kwargs:
-                kwargs[name] = convert(kwargs[name])
+                try:
+                    kwargs[name] = convert(kwargs[name])
+                except (ValueError, TypeError) as exc:  # valid JSON the type refuses: a bad argument
+                    problems = conversion_problem(name, exc)
+                    if self.tool:
+                        raise InvalidArguments(self.name, problems) from None
+                    raise InvalidParams(f"Invalid params: {self.name}: " + "; ".join(problems)) from None
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         if self.is_async:
@@ -153,6 +163,11 @@ class Tool:
             raise RegistrationError("a tool needs a non-empty string name")
         spec = _describe(fn, what)
         schema = input_schema if input_schema is not None else spec.input_schema
+        self.wrap_output = False  # the value travels as {"result": value} (see ._output)
+        if output_schema is None:
+            inferred = infer_output(spec.returns, f"{what} return annotation")
+            if inferred is not None:
+                output_schema, self.wrap_output = inferred
         try:
             self.input_validator = CompiledSchema(schema, what=f"{what} inputSchema", require_object=True)
             self.output_validator = (
@@ -170,7 +185,7 @@ class Tool:
         self.annotations = dict(annotations) if annotations else None
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec)
+        self.handler = _Handler(fn, spec, name, tool=True)
         # (input_schema, its x-mcp-header parameters): kept by jsonrpc_mcp.http._headers
         self.header_parameters: tuple[dict[str, Any], list[tuple[tuple[str, ...], str]]] | None = None
 
@@ -190,45 +205,12 @@ class Tool:
         return self.input_validator.errors(arguments)
 
     def to_result(self, value: Any, revision: Revision) -> dict[str, Any]:
-        """Turn what the handler returned into a ``CallToolResult``."""
-        if isinstance(value, ToolResult):
-            result: dict[str, Any] = {"content": fit_all(value.content, revision)}
-            structured = value.structured_content
-            if value.is_error:
-                result["isError"] = True
-            if value.meta:
-                result["_meta"] = value.meta
-        else:
-            structured = value if self.output_schema is not None else _MISSING
-            if value is None:
-                content: list[dict[str, Any]] = []
-            elif isinstance(value, str):
-                content = [{"type": "text", "text": value}]
-            elif self.output_schema is None and is_content_block(value):
-                content = [for_revision(value, revision)]
-            elif (
-                self.output_schema is None
-                and type(value) is list
-                and value
-                and all(is_content_block(v) for v in value)
-            ):
-                content = fit_all(value, revision)
-            else:
-                content = [{"type": "text", "text": orjson.dumps(value).decode()}]
-            result = {"content": content}
-        if structured is not _MISSING and not result.get("isError"):
-            if self.output_validator is not None:
-                errors = self.output_validator.errors(structured)
-                if errors:
-                    detail = "; ".join(errors)
-                    logger.error("tool %r broke its own outputSchema: %s", self.name, detail)
-                    raise InternalError(
-                        f"Internal error: tool {self.name!r} returned structured content that does not match "
-                        f"its outputSchema: {detail}"
-                    )
-            if revision.has_output_schema:
-                result["structuredContent"] = structured
-        return result
+        """Turn what the handler returned into a ``CallToolResult`` (see :mod:`._output`)."""
+        if type(value) is str and self.output_validator is None:  # the common case, first
+            return {"content": [{"type": "text", "text": value}]}
+        return tool_result(
+            value, revision, name=self.name, validator=self.output_validator, wrap=self.wrap_output
+        )
 
 
 class Resource:
@@ -265,7 +247,7 @@ class Resource:
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec)
+        self.handler = _Handler(fn, spec, f"resource {uri!r}")
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
@@ -317,7 +299,7 @@ class ResourceTemplate(Resource):
 
 
 def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revision) -> list[dict[str, Any]]:
-    """str -> text, bytes -> blob, ResourceContent(s) as given, any other JSON value -> JSON text."""
+    """str -> text, bytes -> blob, ResourceContent(s) as given, anything else -> JSON text."""
     if isinstance(value, ResourceContent):
         return [value.to_wire(uri, mime_type, revision)]
     if isinstance(value, list) and value and all(isinstance(v, ResourceContent) for v in value):
@@ -327,7 +309,7 @@ def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revisio
     if isinstance(value, (bytes, bytearray)):
         blob = ResourceContent(blob=bytes(value))
         return [blob.to_wire(uri, mime_type or "application/octet-stream", revision)]
-    text = orjson.dumps(value).decode()
+    text = dumps(value).decode()  # (pydantic models, dataclasses, datetimes... too)
     return [ResourceContent(text=text).to_wire(uri, mime_type or "application/json", revision)]
 
 
@@ -374,7 +356,7 @@ class Prompt:
         self.arguments = arguments
         self.icons = icons
         self.meta = meta
-        self.handler = _Handler(fn, spec)
+        self.handler = _Handler(fn, spec, f"prompt {name!r}")
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}

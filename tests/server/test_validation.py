@@ -344,18 +344,19 @@ async def test_structured_content_is_emitted_and_validated() -> None:
     assert result == {"content": [{"type": "text", "text": '{"n":2}'}], "structuredContent": {"n": 2}}
 
 
-async def test_a_handler_breaking_its_output_schema_is_an_internal_error(
+async def test_a_handler_breaking_its_output_schema_is_a_tool_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = Server("v")
     server.add_tool("liar", lambda: {"n": "two"}, output_schema=OUTPUT)
     caplog.set_level(logging.ERROR, logger="jsonrpc_mcp.server")
     async with connect(server) as client:
-        with pytest.raises(JsonRpcError) as info:
-            await client.call_tool("liar")
-    assert info.value.code == -32603
-    assert "does not match its outputSchema" in info.value.message
-    assert "n: 'two' is not of type 'integer'" in info.value.message
+        result = await client.call_tool("liar")
+    assert result["isError"] is True
+    assert "structuredContent" not in result
+    text = result["content"][0]["text"]
+    assert "Tool 'liar' returned a value that does not match its outputSchema" in text
+    assert "n: 'two' is not of type 'integer'" in text
     assert any("liar" in r.getMessage() and "outputSchema" in r.getMessage() for r in caplog.records)
 
 
@@ -376,6 +377,6 @@ async def test_structured_content_is_validated_even_when_the_revision_does_not_c
     server = Server("v")
     server.add_tool("liar", lambda: {"n": "two"}, output_schema=OUTPUT)
     async with connect(server, protocol_version="2025-03-26") as client:
-        with pytest.raises(JsonRpcError) as info:
-            await client.call_tool("liar")
-    assert info.value.code == -32603
+        result = await client.call_tool("liar")
+    assert result["isError"] is True
+    assert "does not match its outputSchema" in result["content"][0]["text"]
