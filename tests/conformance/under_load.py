@@ -1,9 +1,13 @@
 """Run the harness against examples/everything over stdio and over HTTP while two CPU-bound
 processes saturate the machine: the verdicts must be the same as on a quiet machine (zero failures).
+With ``--sdk``, also the official Python SDK's server over stdio, with default options, through
+``tests/conformance/test_sdk_server.py``: it must report exactly the documented divergences
+(docs/conformance-sdk-divergences.md), as on a quiet machine.
 
-    .venv/bin/python tests/conformance/under_load.py [--burners 2]
+    .venv/bin/python tests/conformance/under_load.py [--burners 2] [--sdk]
 
-Exit status 0 when both runs pass with zero failures and errors. The burners are plain
+Exit status 0 when every run passes (zero failures and errors; for the SDK, exactly its
+divergences). The burners are plain
 ``python -c "while True: pass"`` processes, killed at the end whatever happens; the HTTP server
 binds 127.0.0.1 on a free port and is stopped at the end.
 """
@@ -77,15 +81,36 @@ def run(args: list[str]) -> int:
     return done.returncode
 
 
+def sdk_divergences() -> int:
+    """The SDK server's run, judged by its test: exactly the documented divergences."""
+    started = time.monotonic()
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/conformance/test_sdk_server.py",
+    ]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200, check=False)
+    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-400:]
+    took = time.monotonic() - started
+    sys.stdout.write(f"sdk (stdio): exit {done.returncode} in {took:.0f} s: {summary}\n")
+    return done.returncode
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--burners", type=int, default=2)
+    parser.add_argument("--sdk", action="store_true", help="also the official SDK's server (its divergences)")
     options = parser.parse_args()
     with burning(options.burners):
         stdio = run(["stdio", "--", *SERVE])
         with serving_http() as url:
             http = run(["http", url])
-    return 0 if stdio == 0 and http == 0 else 1
+        sdk = sdk_divergences() if options.sdk else 0
+    return 0 if stdio == 0 and http == 0 and sdk == 0 else 1
 
 
 if __name__ == "__main__":
