@@ -120,3 +120,31 @@ async def test_max_sessions_and_session_timeout_reach_the_app(http: httpx.AsyncC
         second = await post(http, url, initialize(), JSON_HEADERS)
     assert first.status_code == 200 and "mcp-session-id" in first.headers
     assert second.status_code == 503 and "max_sessions=1" in second.json()["error"]["message"]
+
+
+def test_the_listening_socket_makes_asyncio_set_tcp_nodelay_on_each_connection() -> None:
+    """``serve --http`` binds its socket itself (a port in use is one line): with ``proto`` 0 asyncio
+    leaves Nagle on, and every small response waits out the client's delayed ACK."""
+    import asyncio
+    import socket as sockets
+
+    from jsonrpc_mcp.http._serve import _bind
+
+    async def accepted_nodelay() -> int:
+        listening = _bind("127.0.0.1", 0)
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted = writer.get_extra_info("socket")
+            seen.set_result(accepted.getsockopt(sockets.IPPROTO_TCP, sockets.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=listening)
+        async with server:
+            port = listening.getsockname()[1]
+            _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
+            value = await asyncio.wait_for(seen, 10)
+            writer.close()
+        return value
+
+    assert asyncio.run(accepted_nodelay()) != 0
