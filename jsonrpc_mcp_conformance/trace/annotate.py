@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonrpc_mcp import wire
-from jsonrpc_mcp.revisions import REVISIONS
+from jsonrpc_mcp.revisions import LATEST_HANDSHAKE, REVISIONS
 
 from .catalogue import CATALOGUE, defined_in, spec_url
 
@@ -153,7 +153,7 @@ class Tracer:
         version = self.revision or (
             params.get("protocolVersion") if method == wire.INITIALIZE and isinstance(params, dict) else None
         )
-        frame.spec = spec_url(method, version if isinstance(version, str) else "2025-11-25")
+        frame.spec = spec_url(method, version if isinstance(version, str) else LATEST_HANDSHAKE.version)
         if entry is not None:
             frame.meaning = entry.meaning
             if entry.sender not in (sender, "either"):
@@ -224,7 +224,7 @@ class Tracer:
             frame.latency = t - started
         frame.revision = self.revision
         if frame.method is not None:
-            frame.spec = spec_url(frame.method, self.revision or "2025-11-25")
+            frame.spec = spec_url(frame.method, self.revision or LATEST_HANDSHAKE.version)
             entry = CATALOGUE.get(frame.method)
             frame.meaning = entry.answer if entry is not None else ""
         if is_error:

@@ -3,21 +3,43 @@
 The availability of the requests a client sends comes from the revisions themselves
 (:attr:`jsonrpc_mcp.revisions.Revision.methods`); this table adds what the revisions do not carry:
 the other direction, notifications, a one-line meaning for a learner, what answers a request, and
-the specification page. ``since``/``until`` bound the revisions a method exists in when the
-revision table does not say (``until`` is the first revision without it).
+the specification page. Where the revision table does not say whether a method exists, its
+``available`` predicate asks the revision's own flags (``has_handshake``, ``has_elicitation``...),
+never its version string.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jsonrpc_mcp import wire
-from jsonrpc_mcp.revisions import ALL_REVISIONS, Revision
+from jsonrpc_mcp.revisions import ALL_REVISIONS, REVISIONS, Revision
 
-__all__ = ["CATALOGUE", "Method", "defined_in", "spec_url"]
+__all__ = ["CATALOGUE", "Method", "defined_in", "earlier", "revisions_of", "spec_url"]
 
 SPEC_ROOT = "https://modelcontextprotocol.io/specification"
-FIRST, MODERN = "2024-11-05", "2026-07-28"
+_ORDER = {r.version: i for i, r in enumerate(ALL_REVISIONS)}  # the revisions, oldest first
+
+
+def _always(revision: Revision) -> bool:
+    return True
+
+
+def _handshake(revision: Revision) -> bool:  # what went with sessions and server-to-client requests
+    return revision.has_handshake
+
+
+def _stateless(revision: Revision) -> bool:
+    return not revision.has_handshake
+
+
+def _elicitation(revision: Revision) -> bool:
+    return revision.has_handshake and revision.has_elicitation
+
+
+def _url_elicitation(revision: Revision) -> bool:
+    return revision.has_handshake and revision.has_url_elicitation
 
 
 @dataclass(frozen=True)
@@ -28,10 +50,9 @@ class Method:
     meaning: str
     answer: str  # what the other side sends back ("" for a notification)
     page: str  # the specification page, under /specification/<revision>/
-    modern_page: str = ""  # where 2026-07-28 moved it, if it did
-    since: str = FIRST
-    until: str | None = None  # the first revision without it
-    client_request: bool = False  # availability follows Revision.methods
+    modern_page: str = ""  # where the stateless revisions moved it, if they did
+    available: Callable[[Revision], bool] = _always  # in which revisions it exists
+    client_request: bool = False  # availability follows Revision.methods instead
 
 
 CATALOGUE: dict[str, Method] = {
@@ -53,7 +74,7 @@ CATALOGUE: dict[str, Method] = {
             "the client has read the initialize result; normal operation begins",
             "",
             "basic/lifecycle",
-            until=MODERN,
+            available=_handshake,
         ),
         Method(
             wire.PING,
@@ -89,7 +110,6 @@ CATALOGUE: dict[str, Method] = {
             "asks which versions, capabilities and instructions the server has (no session)",
             "supportedVersions, capabilities, serverInfo in _meta, with ttlMs and cacheScope",
             "server/discover",
-            since=MODERN,
             client_request=True,
         ),
         Method(
@@ -99,7 +119,6 @@ CATALOGUE: dict[str, Method] = {
             "opens a long-lived stream of the notifications the client names",
             "notifications/subscriptions/acknowledged first, then the notifications asked for",
             "basic/patterns/subscriptions",
-            since=MODERN,
             client_request=True,
         ),
         Method(
@@ -109,7 +128,7 @@ CATALOGUE: dict[str, Method] = {
             "which of the requested notification types the server will send on this listen stream",
             "",
             "basic/patterns/subscriptions",
-            since=MODERN,
+            available=_stateless,
         ),
         Method(
             wire.TOOLS_LIST,
@@ -257,7 +276,7 @@ CATALOGUE: dict[str, Method] = {
             "asks the client's model for a completion",
             "role, content, model and stopReason",
             "client/sampling",
-            until=MODERN,
+            available=_handshake,
         ),
         Method(
             wire.ELICIT,
@@ -266,8 +285,7 @@ CATALOGUE: dict[str, Method] = {
             "asks the user for input (a form, or a URL to visit)",
             "action (accept, decline, cancel) and content",
             "client/elicitation",
-            since="2025-06-18",
-            until=MODERN,
+            available=_elicitation,
         ),
         Method(
             wire.ELICITATION_COMPLETE,
@@ -276,8 +294,7 @@ CATALOGUE: dict[str, Method] = {
             "an out-of-band (URL mode) elicitation has finished",
             "",
             "client/elicitation",
-            since="2025-11-25",
-            until=MODERN,
+            available=_url_elicitation,
         ),
         Method(
             wire.ROOTS_LIST,
@@ -286,7 +303,7 @@ CATALOGUE: dict[str, Method] = {
             "asks which filesystem roots the client exposes",
             "roots (file:// URIs with names)",
             "client/roots",
-            until=MODERN,
+            available=_handshake,
         ),
         Method(
             wire.ROOTS_LIST_CHANGED,
@@ -295,7 +312,7 @@ CATALOGUE: dict[str, Method] = {
             "the client's roots changed",
             "",
             "client/roots",
-            until=MODERN,
+            available=_handshake,
         ),
     )
 }
@@ -308,7 +325,7 @@ def defined_in(method: str, revision: Revision) -> bool:
         return False
     if entry.client_request:
         return method in revision.methods
-    return entry.since <= revision.version and (entry.until is None or revision.version < entry.until)
+    return entry.available(revision)
 
 
 def revisions_of(method: str) -> list[str]:
@@ -323,6 +340,14 @@ def spec_url(method: str, revision: str) -> str:
         return f"{SPEC_ROOT}/{revision}/basic"
     known = revisions_of(method)
     if known and revision not in known:  # e.g. ping under 2026-07-28: where it was last defined
-        revision = known[-1] if revision > known[-1] else known[0]
-    page = entry.modern_page if entry.modern_page and revision >= MODERN else entry.page
+        later = _ORDER.get(revision, len(_ORDER)) > _ORDER[known[-1]]  # (an unknown one: a newer draft)
+        revision = known[-1] if later else known[0]
+    spoken = REVISIONS.get(revision)
+    stateless = spoken is not None and not spoken.has_handshake
+    page = entry.modern_page if entry.modern_page and stateless else entry.page
     return f"{SPEC_ROOT}/{revision}/{page}"
+
+
+def earlier(version: str, other: str) -> bool:
+    """Whether revision ``version`` comes before ``other`` among the revisions this project speaks."""
+    return _ORDER.get(version, len(_ORDER)) < _ORDER.get(other, len(_ORDER))

@@ -9,7 +9,7 @@ from jsonrpc_mcp import wire
 from jsonrpc_mcp.revisions import ALL_REVISIONS, REVISIONS
 
 from .annotate import CLIENT, SERVER, Tracer
-from .catalogue import CATALOGUE, MODERN, SPEC_ROOT, revisions_of, spec_url
+from .catalogue import CATALOGUE, SPEC_ROOT, earlier, revisions_of, spec_url
 
 __all__ = ["explain"]
 
@@ -101,15 +101,16 @@ def _request(message: dict[str, Any], revision: str | None) -> str:
             )
     else:
         lines.append("A notification: it has no id and nobody answers it.")
-    missing = [r.version for r in ALL_REVISIONS if r.version not in defined]
-    for version in missing:
-        if version >= MODERN and method in _GONE_IN_MODERN:
+    missing = [r for r in ALL_REVISIONS if r.version not in defined]
+    for missed in missing:
+        version = missed.version
+        if not missed.has_handshake and method in _GONE_IN_MODERN:
             reply = "-32601 Method not found" if entry.kind == "request" else "nothing (it is ignored)"
             lines.append(f"In {version}: {reply}. Why: {_GONE_IN_MODERN[method]}.")
             lines.append(f"  See {SPEC_ROOT}/{version}/changelog")
-        elif version < defined[0] if defined else False:
+        elif defined and earlier(version, defined[0]):
             lines.append(f"In {version}: not yet defined (it came in {defined[0]}).")
-    target = revision or (defined[-1] if defined else MODERN)
+    target = revision or (defined[-1] if defined else ALL_REVISIONS[-1].version)
     lines.append(f"Specification: {spec_url(method, target)}")
     if revision is not None:
         sender = SERVER if entry.sender == SERVER else CLIENT

@@ -33,6 +33,7 @@ import anyio
 
 from jsonrpc_mcp.transports.http._mcp_headers import decode_value
 from jsonrpc_mcp.transports.http._pool import HttpTransportError, Pool, split_url
+from jsonrpc_mcp.transports.sse import SseParser
 
 from .annotate import CLIENT, SERVER, Tracer
 from .tap import Sink
@@ -88,31 +89,6 @@ def _shown_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
         elif name in ("content-type", "accept", "origin"):
             shown[name] = raw_value.decode("latin-1")
     return shown
-
-
-class _SseReader:
-    """Splits an SSE byte stream into events; yields each event's data once it is complete."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
-        """(event name, data) of each event completed by ``chunk`` ("message" when unnamed)."""
-        self._buffer += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        events = []
-        while b"\n\n" in self._buffer:
-            block, self._buffer = self._buffer.split(b"\n\n", 1)
-            data, name = [], "message"
-            for line in block.decode("utf-8", "replace").split("\n"):
-                field, _, rest = line.partition(":")
-                rest = rest[1:] if rest.startswith(" ") else rest
-                if field == "data":
-                    data.append(rest)
-                elif field == "event":
-                    name = rest
-            if data:
-                events.append((name, "\n".join(data)))
-        return events
 
 
 class TraceProxy:
@@ -257,12 +233,13 @@ class TraceProxy:
                 self.tracers[issued] = self.tracers.pop("") if "" in self.tracers else Tracer(self.schema_dir)
                 session = issued
             await send({"type": "http.response.start", "status": response.status, "headers": out_headers})
-            sse = _SseReader() if response.content_type == "text/event-stream" else None
+            sse = SseParser() if response.content_type == "text/event-stream" else None
             whole = b""
             while (chunk := await response.next_chunk(math.inf)) is not None:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 if sse is not None:
-                    for name, data in sse.feed(chunk):
+                    for event in sse.feed(chunk):
+                        name, data = event.event, event.data
                         if name == "endpoint":  # legacy HTTP+SSE: where to POST (a URL, not JSON)
                             self._note(
                                 {
