@@ -17,10 +17,10 @@ REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28
 SPEC = load_spec()
 
 
-async def _run(faults: list[str]) -> Run:
+async def _run(faults: list[str], timeout: float = 2) -> Run:
     target = InProcessTarget(functools.partial(serve_with_faults, create_server(), faults=faults))
-    with anyio.fail_after(60):
-        return await check(target, revisions=REVISIONS, timeout=2, spec=SPEC)
+    with anyio.fail_after(30 * timeout):
+        return await check(target, revisions=REVISIONS, timeout=timeout, spec=SPEC)
 
 
 def _failed(run: Run) -> set[str]:
@@ -140,7 +140,9 @@ async def test_progress_after_the_result_fails_only_the_progress_requirement() -
 
 @pytest.mark.anyio
 async def test_answering_a_cancelled_request_fails_the_cancellation_requirements() -> None:
-    run = await _run(["answers-cancelled"])
+    # a generous timeout: the cancellation fixtures wait for a sampling request before they cancel,
+    # and one that came late on a busy machine skipped a fixture instead of failing it
+    run = await _run(["answers-cancelled"], timeout=10)
     failed = {(v.id, v.revision) for v in run.verdicts if v.status == "fail"}
     legacy = {("behaviour:cancel:legacy-in-flight", revision) for revision in REVISIONS[:-1]}
     # every subscription the listen fixtures end with notifications/cancelled gets a response too
