@@ -179,6 +179,7 @@ class Client(SkillsMixin):
     # -- session ----------------------------------------------------------------------------------
     @property
     def protocol_version(self) -> str | None:
+        """The negotiated protocol version (the revision's), or None before connecting."""
         return self.revision.version if self.revision else None
 
     @property
@@ -203,6 +204,7 @@ class Client(SkillsMixin):
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
+        """The capabilities the server declared (``initialize`` or ``server/discover``); empty before."""
         caps = self._opening.get("capabilities", {})
         return caps if isinstance(caps, dict) else {}
 
@@ -220,6 +222,7 @@ class Client(SkillsMixin):
 
     @property
     def instructions(self) -> str | None:
+        """The server's ``instructions`` for the model, if it sent any."""
         return self._opening.get("instructions")
 
     async def connect(self) -> dict[str, Any]:
@@ -365,6 +368,7 @@ class Client(SkillsMixin):
         return await self.endpoint.request(method, params, timeout=timeout)
 
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send a JSON-RPC notification (no answer is awaited)."""
         await self.endpoint.notify(method, params)
 
     # -- MCP methods ------------------------------------------------------------------------------
@@ -435,20 +439,26 @@ class Client(SkillsMixin):
         return ToolTask(request, self._dispatcher.handlers, created)
 
     async def list_resources(self) -> list[dict[str, Any]]:
+        """Every resource the server lists (``resources/list``), all pages followed."""
         return await self._list_all(wire.RESOURCES_LIST, "resources")
 
     async def list_resource_templates(self) -> list[dict[str, Any]]:
+        """Every resource template the server lists (``resources/templates/list``), all pages followed."""
         return await self._list_all(wire.RESOURCES_TEMPLATES_LIST, "resourceTemplates")
 
     async def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
+        """``resources/read`` of ``uri``: the ReadResourceResult (input the server asks for is answered
+        by this client's handlers, and the request retried)."""
         return await self._with_input(wire.RESOURCES_READ, {"uri": uri}, timeout)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
+        """Every prompt the server lists (``prompts/list``), all pages followed."""
         return await self._list_all(wire.PROMPTS_LIST, "prompts")
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _DEFAULT
     ) -> dict[str, Any]:
+        """``prompts/get``: the prompt ``name`` rendered with ``arguments`` (a GetPromptResult)."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -500,6 +510,7 @@ class Client(SkillsMixin):
         await self.request(wire.RESOURCES_SUBSCRIBE, {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
+        """``resources/unsubscribe``: stop the updates of ``uri`` (handshake revisions)."""
         await self.request(wire.RESOURCES_UNSUBSCRIBE, {"uri": uri})
 
     # -- subscriptions (modern era) -----------------------------------------------------------------
