@@ -27,7 +27,7 @@ lint: $(STAMP)
 
 # The API reference and the guides (mkdocs.yml), into site/: open site/index.html. Strict: any warning
 # (a broken link or anchor, a docstring griffe cannot read) fails the build. The docs extra is
-# installed into the venv on first use.
+# installed into the venv on first use. (Not --quiet: it silences the warnings that strict counts.)
 DOCS_STAMP := $(VENV)/.installed-docs
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
@@ -35,7 +35,7 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # The benchmark suite: installs its optional peers first (FastMCP into the venv or .cache/bench-fastmcp,
 # Node 22 + the official TypeScript SDK into .cache/bench-ts), then runs everything (see bench/README.md).

@@ -1,6 +1,13 @@
 """MkDocs hook: the navigation is built from the files present, so a guide added to docs/ is in the
 site without editing mkdocs.yml (and strict mode never fails on a nav entry whose file is missing).
 
+Links from a page to a file outside docs/ (``../README.md``, ``../jsonrpc_mcp/server/_pipeline.py``)
+work on GitHub as they are, and from the built site too, because site/ mirrors docs/ page for page
+(``use_directory_urls: false``) beside the checkout's files. MkDocs would warn that such a target is
+no documentation file, so :func:`on_page_markdown` checks that the file exists (a warning, so a
+strict build fails, when it does not) and hides the link from MkDocs's check; :func:`on_page_content`
+puts it back unchanged.
+
 Home first, then the guides (docs/*.md) in reading order (``GUIDES`` first, any other guide after
 them by file name), then the API reference (docs/reference/*.md, in ``REFERENCE`` order, then by
 file name). Page titles are the pages' first headings.
@@ -8,8 +15,16 @@ file name). Page titles are the pages' first headings.
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("mkdocs.hooks.outside_links")
+
+_LINK = re.compile(r"\]\((?![a-z]+:|#)([^)\s]+)\)")
+_FENCE = re.compile(r"^(```.*?^```)", re.S | re.M)
+_MARK = "outside-docs:"
 
 GUIDES = (
     "architecture.md",
@@ -68,3 +83,29 @@ def on_config(config: Any) -> Any:
     """Set ``nav`` (mkdocs.yml has none) from the files in ``docs_dir``."""
     config["nav"] = nav(Path(config["docs_dir"]))
     return config
+
+
+def _outside(match: re.Match[str], page_dir: Path, docs_dir: Path, where: str) -> str:
+    url = match.group(1)
+    path = url.split("#", 1)[0]
+    target = (page_dir / path).resolve()
+    if not path or target.is_relative_to(docs_dir.resolve()):
+        return match.group(0)  # MkDocs checks links within docs/ itself
+    if not target.exists():
+        log.warning("%s links to %r, which does not exist", where, url)
+    return f"]({_MARK}{url})"
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """Check the links to files outside docs/ and hide them from MkDocs's link check."""
+    docs_dir = Path(config["docs_dir"])
+    page_dir = (docs_dir / page.file.src_uri).parent
+    parts = _FENCE.split(markdown)  # odd parts are fenced code blocks: left alone
+    for index in range(0, len(parts), 2):
+        parts[index] = _LINK.sub(lambda m: _outside(m, page_dir, docs_dir, page.file.src_uri), parts[index])
+    return "".join(parts)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """The links to files outside docs/, as they were written (relative: site/ mirrors docs/)."""
+    return html.replace(f'href="{_MARK}', 'href="')

@@ -14,7 +14,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import os
 import re
+import shutil
 import subprocess
 import sys
 import zlib
@@ -171,21 +173,56 @@ def _inventory(site: Path) -> set[str]:
     return {line.split(" ", 1)[0] for line in zlib.decompress(body).decode().splitlines()}
 
 
-def test_the_site_builds_strictly_and_lists_every_public_name(tmp_path: Path) -> None:
+def _needs_mkdocs() -> None:
     try:
         import mkdocs  # noqa: F401
         import mkdocstrings  # noqa: F401
     except ImportError:
         pytest.skip("the docs extra is not installed: `make docs` installs it (CI runs it before the tests)")
-    site = tmp_path / "site"
-    done = subprocess.run(
+
+
+def _build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=REPO,
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=300,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
+
+
+def test_a_broken_link_fails_the_build_and_a_link_outside_docs_works(tmp_path: Path) -> None:
+    _needs_mkdocs()
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "docs", root / "docs")
+    shutil.copy(REPO / "mkdocs.yml", root)
+    for name in ("README.md", "jsonrpc_mcp", "jsonrpc_mcp_conformance"):
+        (root / name).symlink_to(REPO / name)
+    page = root / "docs" / "zz-links.md"
+    page.write_text(
+        "# Links\n\n[the README](../README.md#middleware), [a module](../jsonrpc_mcp/wire.py),\n"
+        "[types](types.md)\n\n```\n[in a code block](../no-such-file.md)\n```\n",
+        encoding="utf-8",
+    )
+    done = _build(root, root / "site")
+    assert done.returncode == 0, done.stderr[-4000:]
+    html = (root / "site" / "zz-links.html").read_text(encoding="utf-8")
+    # as written: from site/zz-links.html, ../README.md is the checkout's README, as on GitHub
+    assert 'href="../README.md#middleware"' in html and 'href="../jsonrpc_mcp/wire.py"' in html
+    assert 'href="types.html"' in html and "zz-links.html" in (root / "site" / "index.html").read_text()
+
+    page.write_text("# Links\n\n[gone](../no-such-file.md), [missing](no-such-page.md)\n", encoding="utf-8")
+    done = _build(root, root / "site")
+    assert done.returncode != 0
+    assert "links to '../no-such-file.md', which does not exist" in done.stderr
+    assert "'no-such-page.md', but the target is not found" in done.stderr
+
+
+def test_the_site_builds_strictly_and_lists_every_public_name(tmp_path: Path) -> None:
+    _needs_mkdocs()
+    site = tmp_path / "site"
+    done = _build(REPO, site)
     assert done.returncode == 0, done.stderr[-4000:]
     assert (site / "index.html").is_file() and (site / "reference" / "index.html").is_file()
     names = _inventory(site)
