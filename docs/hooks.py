@@ -1,16 +1,16 @@
 """MkDocs hook: the navigation is built from the files present, so a guide added to docs/ is in the
 site without editing mkdocs.yml (and strict mode never fails on a nav entry whose file is missing).
 
+Home first, then the guides (docs/*.md) in reading order (``GUIDES`` first, any other guide after
+them by file name), then the API reference (docs/reference/*.md, in ``REFERENCE`` order, then by
+file name). Page titles are the pages' first headings.
+
 Links from a page to a file outside docs/ (``../README.md``, ``../jsonrpc_mcp/server/_pipeline.py``)
 work on GitHub as they are, and from the built site too, because site/ mirrors docs/ page for page
 (``use_directory_urls: false``) beside the checkout's files. MkDocs would warn that such a target is
 no documentation file, so :func:`on_page_markdown` checks that the file exists (a warning, so a
 strict build fails, when it does not) and hides the link from MkDocs's check; :func:`on_page_content`
 puts it back unchanged.
-
-Home first, then the guides (docs/*.md) in reading order (``GUIDES`` first, any other guide after
-them by file name), then the API reference (docs/reference/*.md, in ``REFERENCE`` order, then by
-file name). Page titles are the pages' first headings.
 """
 
 from __future__ import annotations
