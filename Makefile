@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test demo lint bench clean conformance-official
+.PHONY: venv test demo lint docs bench clean conformance-official
 
 venv: $(STAMP)
 
@@ -24,6 +24,18 @@ lint: $(STAMP)
 	$(PY) -m ruff check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench
 	$(PY) -m ruff format --check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench
 	$(PY) -m mypy
+
+# The API reference and the guides (mkdocs.yml), into site/: open site/index.html. Strict: any warning
+# (a broken link or anchor, a docstring griffe cannot read) fails the build. The docs extra is
+# installed into the venv on first use. (Not --quiet: it silences the warnings that strict counts.)
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # The benchmark suite: installs its optional peers first (FastMCP into the venv or .cache/bench-fastmcp,
 # Node 22 + the official TypeScript SDK into .cache/bench-ts), then runs everything (see bench/README.md).

@@ -221,9 +221,11 @@ class Telemetry:
 
     # -- sessions -----------------------------------------------------------------------------------
     def session_started(self, session: ServerSession) -> None:
+        """Note when ``session`` started (for the session duration metric)."""
         self._started[id(session)] = time.perf_counter()
 
     def session_ended(self, session: ServerSession) -> None:
+        """Record the session's duration (only for a session that negotiated a revision)."""
         started = self._started.pop(id(session), None)
         if started is None or session.revision is None:  # never opened: not an MCP session
             return
@@ -257,6 +259,7 @@ class JsonLogFormatter(logging.Formatter):
     FIELDS = ("request_id", "method", "revision", "session", "transport", "duration_ms", "outcome")
 
     def format(self, record: logging.LogRecord) -> str:
+        """One JSON object on one line: time, level, logger, message and the known extra fields."""
         entry: dict[str, Any] = {
             "ts": round(record.created, 6),
             "level": record.levelname.lower(),
@@ -350,6 +353,8 @@ class ClientTelemetry:
     def describe(
         self, method: str, params: Any, version: str | None, transport: str | None
     ) -> dict[str, Any]:
+        """The span attributes of an outgoing request (method, protocol version, transport, and the
+        tool, prompt or resource it names)."""
         attributes: dict[str, Any] = {"mcp.method.name": method}
         if version is not None:
             attributes["mcp.protocol.version"] = version

@@ -59,22 +59,27 @@ class WireRecorder:
 
     @property
     def sent(self) -> list[bytes]:
+        """The frames sent, in order."""
         return [frame for direction, frame in self.frames if direction == "sent"]
 
     @property
     def received(self) -> list[bytes]:
+        """The frames received, in order."""
         return [frame for direction, frame in self.frames if direction == "received"]
 
     async def receive(self) -> bytes:
+        """Receive a frame from the wrapped stream, recording it."""
         frame = await self._stream.receive()
         self.frames.append(("received", frame))
         return frame
 
     async def send(self, message: bytes) -> None:
+        """Record the frame, then send it on the wrapped stream."""
         self.frames.append(("sent", message))
         await self._stream.send(message)
 
     async def aclose(self) -> None:
+        """Close the wrapped stream."""
         await self._stream.aclose()
 
 
@@ -131,6 +136,7 @@ class RawConnection:
         self._next_id = 0
 
     async def send(self, message: Any) -> None:
+        """Send bytes as they are, or any other value encoded as JSON."""
         data = message if isinstance(message, bytes) else orjson.dumps(message)
         await self._stream.send(data)
 
@@ -150,6 +156,7 @@ class RawConnection:
                     return frame
 
     def new_id(self) -> int:
+        """A fresh request id (1, 2, ...)."""
         self._next_id += 1
         return self._next_id
 
@@ -182,6 +189,7 @@ class RawConnection:
         return await self.request(method, params)
 
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (``params`` left out when None)."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -202,6 +210,7 @@ class RawConnection:
         return response
 
     async def aclose(self) -> None:
+        """Close the connection (the server sees the end of its input)."""
         await self._stream.aclose()
 
 

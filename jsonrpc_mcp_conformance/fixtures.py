@@ -147,6 +147,7 @@ class Fixture:
 
     @property
     def quote(self) -> str:
+        """The specification's words the fixture checks (empty when it quotes none)."""
         return str(self.spec.get("quote", ""))
 
     def url(self, revision: str | None = None) -> str:
@@ -157,9 +158,12 @@ class Fixture:
         return moved.get(revision) or str(self.spec.get("url", "")).replace("{revision}", revision)
 
     def citation(self, revision: str | None = None) -> str:
+        """Where the requirement is written, for ``revision`` (the same as :meth:`url`)."""
         return self.url(revision)
 
     def applies(self, revision: str, transport: str) -> bool:
+        """Whether the fixture runs for ``revision`` over ``transport`` (its lists, the transport's
+        revisions, and its exceptions decide)."""
         return (
             revision in self.revisions
             and transport in self.transports
@@ -179,6 +183,9 @@ class OfficialCheck:
 
 @dataclass
 class Spec:
+    """Everything loaded from a spec directory: the fixtures, the manifest, the example messages and
+    the known checks of the official suite."""
+
     fixtures: list[Fixture]
     manifest: dict[str, Any]
     examples: list[dict[str, Any]]
@@ -187,9 +194,11 @@ class Spec:
     official_versions: tuple[str, ...] = ()  # the suite versions the known checks were taken from
 
     def by_id(self) -> dict[str, Fixture]:
+        """The fixtures by id."""
         return {f.id: f for f in self.fixtures}
 
     def count_by_revision(self) -> dict[str, int]:
+        """How many fixtures apply to each revision."""
         return {r: sum(1 for f in self.fixtures if r in f.revisions) for r in ALL_REVISIONS}
 
 

@@ -591,6 +591,8 @@ class HttpTarget:
 
     @contextlib.asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
+        """A new HTTP connection (no request sent yet); on exit its session, if any, is ended with a
+        DELETE, as a client should."""
         connection = HttpConnection(self)
         try:
             yield connection

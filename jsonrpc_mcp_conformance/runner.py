@@ -53,6 +53,9 @@ __all__ = [
 
 @dataclass
 class Verdict:
+    """One fixture's outcome for one revision over one transport: its status, the problems found, what
+    was expected and what the server did."""
+
     id: str
     revision: str
     transport: str
@@ -71,11 +74,15 @@ class Verdict:
 
     @property
     def key(self) -> str:
+        """``id@revision/transport``, unique within a run."""
         return f"{self.id}@{self.revision}/{self.transport}"
 
 
 @dataclass
 class Options:
+    """How a run goes: which revisions (None: detect what the server speaks), the timeouts, and when
+    revisions run one after another rather than at once."""
+
     revisions: Sequence[str] | None = None  # None: detect
     timeout: float = 5.0
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
@@ -89,6 +96,8 @@ class Options:
 
     @property
     def handshake_timeout(self) -> float:
+        """The time allowed for spawning and the handshake: ``startup_timeout`` if set (never less
+        than ``timeout``), else ``timeout``."""
         return self.timeout if self.startup_timeout is None else max(self.startup_timeout, self.timeout)
 
 
@@ -102,6 +111,9 @@ class RevisionRun:
 
 @dataclass
 class Run:
+    """The outcome of a run: every verdict, the revisions run, how long it took and the end of the
+    server's stderr."""
+
     target: str
     transport: str
     verdicts: list[Verdict]
@@ -110,6 +122,7 @@ class Run:
     stderr_tail: list[str] = field(default_factory=list)
 
     def failures(self) -> list[Verdict]:
+        """The verdicts that failed or errored and were not expected to."""
         return [v for v in self.verdicts if v.status in (FAIL, ERROR) and not v.expected_failure]
 
 

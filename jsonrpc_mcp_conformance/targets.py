@@ -34,10 +34,15 @@ class Connection(Protocol):
 
 
 class Target(Protocol):
+    """A server to check: how to connect to it (``connect()`` yields a fresh connection), the
+    transport's name and a description for the report."""
+
     transport: str
     description: str
 
-    def connect(self) -> contextlib.AbstractAsyncContextManager[Connection]: ...
+    def connect(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        """An async context manager yielding a new connection to the server, closed on exit."""
+        ...
 
 
 class _StdioConnection:
@@ -119,6 +124,8 @@ class StdioTarget:
 
     @contextlib.asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
+        """Spawn the command and yield its stdio as the connection; on exit shut it down, keeping
+        the end of its stderr."""
         from jsonrpc_mcp.transports.stdio import spawn_stdio
 
         with tempfile.TemporaryFile() as errors:
@@ -185,10 +192,12 @@ class InProcessTarget:
 
     @classmethod
     def from_server(cls, server: Any) -> InProcessTarget:
+        """The target serving ``server`` (a :class:`jsonrpc_mcp.Server`) in this process."""
         return cls(server.serve, f"in-process {getattr(server, 'name', 'server')}")
 
     @contextlib.asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
+        """Serve the server over an in-memory pair; yield the client's end (the server stops on exit)."""
         from jsonrpc_mcp.transports.memory import memory_pair
 
         client_end, server_end = memory_pair()

@@ -81,6 +81,7 @@ class Subscription:
 
     @property
     def ended(self) -> bool:
+        """Whether the stream has ended (the server closed it, or it was closed here)."""
         return self._ended.is_set()
 
     def _deliver(self, method: str, params: dict[str, Any]) -> None:

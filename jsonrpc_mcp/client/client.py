@@ -26,8 +26,7 @@ asking for input the application cannot give is returned as it came.
 
 Modules: this one is the :class:`Client`; :mod:`._modern` has the stateless revisions' pieces (the
 input rounds, :class:`Subscription`, reading ``-32022``), :mod:`._dispatch` serves the server's
-requests and routes its notifications.
-"""
+requests and routes its notifications."""
 
 from __future__ import annotations
 
@@ -92,8 +91,7 @@ class Client(SkillsMixin):
     ``on_notification(method, params)`` sees every notification from the server. ``log_level`` (modern
     era) asks each request for ``notifications/message`` of that level and up. ``extensions`` (id ->
     settings) are the MCP extensions the client speaks, declared in ``capabilities.extensions``;
-    :attr:`server_extensions` are the server's.
-    """
+    :attr:`server_extensions` are the server's."""
 
     def __init__(
         self,
@@ -179,6 +177,7 @@ class Client(SkillsMixin):
     # -- session ----------------------------------------------------------------------------------
     @property
     def protocol_version(self) -> str | None:
+        """The negotiated protocol version (the revision's), or None before connecting."""
         return self.revision.version if self.revision else None
 
     @property
@@ -203,6 +202,7 @@ class Client(SkillsMixin):
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
+        """The capabilities the server declared (``initialize`` or ``server/discover``); empty before."""
         caps = self._opening.get("capabilities", {})
         return caps if isinstance(caps, dict) else {}
 
@@ -220,6 +220,7 @@ class Client(SkillsMixin):
 
     @property
     def instructions(self) -> str | None:
+        """The server's ``instructions`` for the model, if it sent any."""
         return self._opening.get("instructions")
 
     async def connect(self) -> dict[str, Any]:
@@ -349,8 +350,7 @@ class Client(SkillsMixin):
         """Send any request; returns the raw result or raises JsonRpcError / RequestTimeout.
 
         In the modern era the envelope is merged into ``params._meta`` (keys already there win);
-        ``envelope=False`` sends ``params`` exactly as given.
-        """
+        ``envelope=False`` sends ``params`` exactly as given."""
         if envelope and self.is_modern:
             params = self._stamped(params)
         if self.telemetry is not None:  # a CLIENT span, its context in params._meta
@@ -365,6 +365,7 @@ class Client(SkillsMixin):
         return await self.endpoint.request(method, params, timeout=timeout)
 
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send a JSON-RPC notification (no answer is awaited)."""
         await self.endpoint.notify(method, params)
 
     # -- MCP methods ------------------------------------------------------------------------------
@@ -404,8 +405,7 @@ class Client(SkillsMixin):
         Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
         comes back as it is when the application cannot answer it). ``task=True`` declares the
         Tasks extension on the request and, if the server runs the call as a task, waits for its
-        result (see :meth:`start_tool_task`; a failed task raises its error).
-        """
+        result (see :meth:`start_tool_task`; a failed task raises its error)."""
         if task:
             return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
         params: dict[str, Any] = {"name": name}
@@ -435,20 +435,26 @@ class Client(SkillsMixin):
         return ToolTask(request, self._dispatcher.handlers, created)
 
     async def list_resources(self) -> list[dict[str, Any]]:
+        """Every resource the server lists (``resources/list``), all pages followed."""
         return await self._list_all(wire.RESOURCES_LIST, "resources")
 
     async def list_resource_templates(self) -> list[dict[str, Any]]:
+        """Every resource template the server lists (``resources/templates/list``), all pages followed."""
         return await self._list_all(wire.RESOURCES_TEMPLATES_LIST, "resourceTemplates")
 
     async def read_resource(self, uri: str, *, timeout: float | None = _DEFAULT) -> dict[str, Any]:
+        """``resources/read`` of ``uri``: the ReadResourceResult (input the server asks for is answered
+        by this client's handlers, and the request retried)."""
         return await self._with_input(wire.RESOURCES_READ, {"uri": uri}, timeout)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
+        """Every prompt the server lists (``prompts/list``), all pages followed."""
         return await self._list_all(wire.PROMPTS_LIST, "prompts")
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _DEFAULT
     ) -> dict[str, Any]:
+        """``prompts/get``: the prompt ``name`` rendered with ``arguments`` (a GetPromptResult)."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -466,8 +472,7 @@ class Client(SkillsMixin):
         """The server sends ``notifications/message`` of ``level`` and above.
 
         Handshake era: ``logging/setLevel``. Modern era (no such method): sets :attr:`log_level`,
-        which every later request carries in its envelope; nothing is sent now.
-        """
+        which every later request carries in its envelope; nothing is sent now."""
         if self.is_modern:
             self.log_level = level
             return
@@ -484,8 +489,7 @@ class Client(SkillsMixin):
 
         ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``;
         ``argument`` is ``{"name": ..., "value": ...}``; ``context_arguments`` the arguments already
-        filled (sent as ``context.arguments``, which servers read from 2025-06-18 on).
-        """
+        filled (sent as ``context.arguments``, which servers read from 2025-06-18 on)."""
         params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
         if context_arguments is not None:
             params["context"] = {"arguments": dict(context_arguments)}
@@ -495,11 +499,11 @@ class Client(SkillsMixin):
     async def subscribe_resource(self, uri: str) -> None:
         """``resources/subscribe`` (handshake era): the server then sends ``notifications/resources/updated``.
 
-        Stateless revisions removed it: use :meth:`listen` with ``resourceSubscriptions``.
-        """
+        Stateless revisions removed it: use :meth:`listen` with ``resourceSubscriptions``."""
         await self.request(wire.RESOURCES_SUBSCRIBE, {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
+        """``resources/unsubscribe``: stop the updates of ``uri`` (handshake revisions)."""
         await self.request(wire.RESOURCES_UNSUBSCRIBE, {"uri": uri})
 
     # -- subscriptions (modern era) -----------------------------------------------------------------
@@ -523,8 +527,7 @@ class Client(SkillsMixin):
 
         Leaving the block ends the subscription: the request is cancelled (``notifications/cancelled``
         on stdio; over HTTP its response stream is closed). If the server refuses the request, or ends
-        it before acknowledging, its error (JsonRpcError) or a RuntimeError is raised.
-        """
+        it before acknowledging, its error (JsonRpcError) or a RuntimeError is raised."""
         assert self._tg is not None, "use the client as an async context manager"
         subscription = Subscription()
         scope = anyio.CancelScope()
@@ -587,8 +590,7 @@ class Client(SkillsMixin):
         """Spawn ``command`` as a stdio server, connect (:meth:`connect`, unless ``initialize`` is
         off), and shut it down on exit. ``options`` go to :class:`Client` (``mode=``, ...).
 
-        Shutdown: close the server's stdin, wait ``grace`` s, SIGTERM, wait ``term_grace`` s, SIGKILL.
-        """
+        Shutdown: close the server's stdin, wait ``grace`` s, SIGTERM, wait ``term_grace`` s, SIGKILL."""
         from ..transports.stdio import spawn_stdio
 
         spawn = spawn_stdio(
@@ -627,8 +629,7 @@ class Client(SkillsMixin):
         revisions require (see :mod:`jsonrpc_mcp.transports.http_client`). ``headers`` go on every HTTP
         request; ``timeout`` bounds connecting and short exchanges, ``read_timeout`` the wait for an
         answer. More transport settings: ``transport_options`` (see
-        :func:`jsonrpc_mcp.transports.http_client.connect_http`).
-        """
+        :func:`jsonrpc_mcp.transports.http_client.connect_http`)."""
         from ..transports.http_client import connect_http
 
         connect = connect_http(

@@ -136,7 +136,10 @@ class TokenVerifier(Protocol):
     answers 500).
     """
 
-    async def verify(self, token: str) -> AccessToken | None: ...
+    async def verify(self, token: str) -> AccessToken | None:
+        """The token's details, or None when it is unknown, revoked or invalid; raise
+        :class:`AuthUnavailable` when it cannot be told now."""
+        ...
 
 
 def scope_granted(granted: frozenset[str], required: str) -> bool:
@@ -201,10 +204,12 @@ class AuthResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the request is authorized (a token was accepted)."""
         return self.access_token is not None
 
     @property
     def headers(self) -> list[tuple[bytes, bytes]]:
+        """The response headers of a refusal: ``WWW-Authenticate`` and ``Retry-After``, when set."""
         out = []
         if self.www_authenticate is not None:
             out.append((b"www-authenticate", self.www_authenticate.encode("ascii")))
@@ -435,6 +440,7 @@ class StaticTokenVerifier:
         self._tokens = [(_bytes(key), value) for key, value in tokens.items()]
 
     async def verify(self, token: str) -> AccessToken | None:
+        """The configured token's details (compared in constant time), or None for an unknown token."""
         candidate = _bytes(token)
         found: AccessToken | None = None
         for key, value in self._tokens:

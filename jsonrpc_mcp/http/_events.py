@@ -49,11 +49,14 @@ class InMemoryEventStore:
         self._counter = itertools.count(1)
 
     async def store_event(self, stream_id: str, message: bytes) -> str:
+        """Keep ``message`` as the next event of ``stream_id``; return its event id (``stream:n``)."""
         event_id = f"{stream_id}:{next(self._counter)}"
         self._events.append((event_id, stream_id, message))
         return event_id
 
     async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        """(stream id, [(event id, message), ...] after it), or None if the id is unknown or
+        was pushed out."""
         stream_id, _, _ = last_event_id.rpartition(":")
         found = False
         replay: list[tuple[str, bytes]] = []
@@ -65,6 +68,7 @@ class InMemoryEventStore:
         return (stream_id, replay) if found else None
 
     async def close(self) -> None:
+        """Forget every event (the session ended)."""
         self._events.clear()
 
 
@@ -97,6 +101,7 @@ class EventStream:
 
     @property
     def attached(self) -> bool:
+        """Whether a response is writing this stream's events now."""
         return self._writer is not None
 
     async def emit(self, message: bytes) -> None:
@@ -145,6 +150,8 @@ class EventStream:
         self.close()
 
     def detach(self, writer: Writer | None = None) -> None:
+        """Stop writing to the attached response (only if it is ``writer``, when given); events are
+        still stored for a later resumption."""
         if writer is None or self._writer is writer:
             self._writer = None
 

@@ -75,6 +75,8 @@ class IntrospectionVerifier:
         self._cache: OrderedDict[bytes, tuple[float, AccessToken | None, str]] = OrderedDict()
 
     async def verify(self, token: str) -> AccessToken | None:
+        """Ask the authorization server (RFC 7662) about ``token``, answers cached for a while: its
+        details when active and meant for this server, else None."""
         key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
         now = time.time()
         cached = self._cache.get(key)

@@ -109,6 +109,8 @@ class JwtVerifier:
         self._jwks = _KeySet(jwks_url, jwks_ttl, refetch_interval, timeout, ssl_context) if jwks_url else None
 
     async def verify(self, token: str) -> AccessToken | None:
+        """Check the JWT's signature against the issuer's JWKS and its claims (issuer, audience,
+        expiry): its details, or None when any check fails."""
         jwt = self._jwt
         try:
             header = jwt.get_unverified_header(token)

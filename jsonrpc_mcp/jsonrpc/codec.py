@@ -109,12 +109,14 @@ def parse_message(obj: Any) -> Incoming:
 
 
 def encode_request(rid: RequestId, method: str, params: Any = None) -> bytes:
+    """The bytes of a request (``params`` left out when None)."""
     if params is None:
         return _dumps({"jsonrpc": "2.0", "id": rid, "method": method})
     return _dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
 
 
 def encode_notification(method: str, params: Any = None) -> bytes:
+    """The bytes of a notification (``params`` left out when None)."""
     if params is None:
         return _dumps({"jsonrpc": "2.0", "method": method})
     return _dumps({"jsonrpc": "2.0", "method": method, "params": params})

@@ -134,10 +134,12 @@ class RequestContext:
 
     @property
     def id(self) -> RequestId:
+        """The request's id."""
         return self.request.id
 
     @property
     def method(self) -> str:
+        """The request's method."""
         return self.request.method
 
     @property
@@ -154,11 +156,14 @@ class RequestContext:
             return bool(anyio.from_thread.run_sync(lambda: scope.cancel_called))
 
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification to the peer while the request is served."""
         await self.outbound.notify(method, params)
 
     async def send_request(
         self, method: str, params: Any = None, *, timeout: float | None = _USE_DEFAULT
     ) -> Any:
+        """Send a request to the peer while the request is served; its result (raises its
+        :class:`JsonRpcError`, or :class:`RequestTimeout`)."""
         return await self.outbound.request(method, params, timeout=timeout)
 
 
@@ -184,7 +189,9 @@ class Dispatcher(Protocol):
         """Return the result, or raise :class:`JsonRpcError`."""
         ...
 
-    async def handle_notification(self, notification: Notification) -> None: ...
+    async def handle_notification(self, notification: Notification) -> None:
+        """Handle a notification; nothing is answered, and what it raises is logged."""
+        ...
 
 
 class _Slot:
@@ -250,9 +257,11 @@ class Endpoint:
     # -- public API -------------------------------------------------------------------------------
     @property
     def closed(self) -> bool:
+        """Whether the endpoint has closed (the stream ended or :meth:`aclose` was called)."""
         return self._closed
 
     async def wait_started(self) -> None:
+        """Return once :meth:`run` is reading messages."""
         if self._running:
             return
         if self._started is None:

@@ -56,12 +56,15 @@ class MethodTable:
         return register
 
     async def handle_request(self, request: Request, context: RequestContext) -> Any:
+        """Call the method's function with the request's params; raises :class:`MethodNotFound` or
+        :class:`InvalidParams`."""
         entry = self._methods.get(request.method)
         if entry is None:
             raise MethodNotFound(f"Method not found: {request.method}")
         return await self._call(entry, request.params)
 
     async def handle_notification(self, notification: Notification) -> None:
+        """Call the method's function; an unknown method or bad params are logged and ignored."""
         entry = self._methods.get(notification.method)
         if entry is None:
             logger.debug("notification for unknown method %r ignored", notification.method)

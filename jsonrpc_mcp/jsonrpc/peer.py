@@ -256,6 +256,7 @@ class Peer(Generic[OutT, InT]):
 
     @property
     def outgoing_count(self) -> int:
+        """How many outgoing requests await their response."""
         return len(self._outgoing)
 
     # -- incoming ---------------------------------------------------------------------------------
@@ -277,6 +278,7 @@ class Peer(Generic[OutT, InT]):
         return self._incoming.pop(rid, None)
 
     def incoming_token(self, rid: RequestId) -> InT | None:
+        """The token of the incoming request ``rid`` not yet answered, or None (without claiming it)."""
         return self._incoming.get(rid)
 
     def take_all_incoming(self) -> list[InT]:
@@ -287,4 +289,5 @@ class Peer(Generic[OutT, InT]):
 
     @property
     def incoming_count(self) -> int:
+        """How many incoming requests are not answered yet."""
         return len(self._incoming)

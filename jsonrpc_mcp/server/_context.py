@@ -101,6 +101,7 @@ class Context(Asking):
 
     @property
     def method(self) -> str:
+        """The method of the request being served."""
         return self._rc.method
 
     @property
@@ -112,10 +113,12 @@ class Context(Asking):
 
     @property
     def client_info(self) -> dict[str, Any]:
+        """The ``clientInfo`` the client sent (empty when it sent none)."""
         return self.session.client_info
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared."""
         return self.session.client_capabilities
 
     @property
@@ -174,15 +177,19 @@ class Context(Asking):
         await self._send(wire.MESSAGE, params)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        """``log`` at level ``debug``."""
         await self.log("debug", data, logger=logger)
 
     async def info(self, data: Any, *, logger: str | None = None) -> None:
+        """``log`` at level ``info``."""
         await self.log("info", data, logger=logger)
 
     async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        """``log`` at level ``warning``."""
         await self.log("warning", data, logger=logger)
 
     async def error(self, data: Any, *, logger: str | None = None) -> None:
+        """``log`` at level ``error``."""
         await self.log("error", data, logger=logger)
 
     @property

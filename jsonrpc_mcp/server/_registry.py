@@ -58,6 +58,7 @@ class ResourceContent:
     meta: dict[str, Any] | None = None
 
     def to_wire(self, uri: str, default_mime: str | None, revision: Revision) -> dict[str, Any]:
+        """The ``contents`` entry for a read of ``uri`` (text, or base64 ``blob``) in ``revision``."""
         out: dict[str, Any] = {"uri": self.uri or uri}
         mime = self.mime_type or default_mime
         if mime:
@@ -190,6 +191,7 @@ class Tool:
         self.header_parameters: tuple[dict[str, Any], list[tuple[tuple[str, ...], str]]] | None = None
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
+        """The tool's ``tools/list`` entry, as ``revision`` spells it."""
         out: dict[str, Any] = {"name": self.name}
         _common(out, revision, self.title, self.icons, self.meta)
         if self.description:
@@ -202,6 +204,7 @@ class Tool:
         return out
 
     def check_arguments(self, arguments: dict[str, Any]) -> list[str] | None:
+        """The schema errors of ``arguments`` against the input schema, or None when they are valid."""
         return self.input_validator.errors(arguments)
 
     def to_result(self, value: Any, revision: Revision) -> dict[str, Any]:
@@ -250,6 +253,7 @@ class Resource:
         self.handler = _Handler(fn, spec, f"resource {uri!r}")
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
+        """The resource's ``resources/list`` entry, as ``revision`` spells it."""
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
         _common(out, revision, self.title, self.icons, self.meta)
         if self.description:
@@ -263,6 +267,8 @@ class Resource:
         return out
 
     async def read(self, uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
+        """Call the handler (with the template's ``variables``) and return the ``contents`` of the read;
+        raises -32603 when it returns what cannot be content."""
         value = await _run(self.handler, variables, ctx, f"resource {uri!r}")
         try:
             return contents_from(value, uri, self.mime_type, ctx.revision)
@@ -292,6 +298,7 @@ class ResourceTemplate(Resource):
             )
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
+        """The template's ``resources/templates/list`` entry, as ``revision`` spells it."""
         out = super().to_wire(revision)
         out["uriTemplate"] = out.pop("uri")
         out.pop("size", None)
@@ -359,6 +366,7 @@ class Prompt:
         self.handler = _Handler(fn, spec, f"prompt {name!r}")
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
+        """The prompt's ``prompts/list`` entry, as ``revision`` spells it."""
         out: dict[str, Any] = {"name": self.name}
         _common(out, revision, self.title, self.icons, self.meta)
         if self.description:
@@ -373,6 +381,8 @@ class Prompt:
         return out
 
     def check_arguments(self, arguments: Any) -> dict[str, str]:
+        """The arguments as given (None: none), checked: an object of strings, the required ones
+        present and none unknown; raises :class:`InvalidParams` otherwise."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -392,6 +402,7 @@ class Prompt:
         return arguments
 
     async def render(self, arguments: dict[str, str], ctx: Context) -> dict[str, Any]:
+        """Call the handler and return the GetPromptResult (what it returned turned into messages)."""
         value = await _run(self.handler, arguments, ctx, f"prompt {self.name!r}")
         revision = ctx.revision
         if isinstance(value, dict) and "messages" in value:

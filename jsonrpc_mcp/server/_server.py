@@ -276,6 +276,7 @@ class Server(Serving):
         return register
 
     def remove_tool(self, name: str) -> bool:
+        """Unregister the tool ``name``; whether there was one (clients are told the list changed)."""
         return self.tools.remove(name)
 
     def add_resource(
@@ -307,6 +308,7 @@ class Server(Serving):
         return register
 
     def remove_resource(self, uri: str) -> bool:
+        """Unregister the resource or template ``uri``; whether there was one."""
         return self.resources.remove(uri) or self.templates.remove(uri)
 
     def add_prompt(
@@ -339,6 +341,7 @@ class Server(Serving):
         return register
 
     def remove_prompt(self, name: str) -> bool:
+        """Unregister the prompt ``name``; whether there was one."""
         return self.prompts.remove(name)
 
     def add_completion(
@@ -386,6 +389,7 @@ class Server(Serving):
 
     @property
     def has_completions(self) -> bool:
+        """Whether any completion handler is registered (the ``completions`` capability)."""
         return bool(self.completers)
 
     # -- what the sessions ask ------------------------------------------------------------------------
@@ -451,6 +455,7 @@ class Server(Serving):
         )
 
     def server_info(self, revision: Revision) -> dict[str, Any]:
+        """The ``serverInfo`` sent to clients, with the fields ``revision`` knows."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title and revision.has_titles:
             info["title"] = self.title
@@ -507,6 +512,8 @@ class Server(Serving):
             ) from None
 
     async def read_resource(self, uri: str, ctx: Context) -> list[dict[str, Any]]:
+        """The ``contents`` of ``uri``: a resource's, or the first template's that matches it; raises
+        :class:`ResourceNotFound`."""
         resource = self.resources.get(uri)
         if resource is not None:
             return await resource.read(uri, {}, ctx)

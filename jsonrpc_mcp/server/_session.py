@@ -105,10 +105,12 @@ class ServerSession:
     # -- JSON-RPC dispatcher protocol -------------------------------------------------------------
     @property
     def accepts_batches(self) -> bool:
+        """Whether a JSON array of messages is served (the negotiated revision allows batches)."""
         return self.revision is not None and self.revision.allows_batch
 
     @property
     def omits_unknown_ids(self) -> bool:
+        """Whether an error for an unreadable request leaves ``id`` out (True) or sends ``null``."""
         if self.revision is None:  # nothing negotiated: 2026-07-28 traffic never negotiates, and its
             return self.server.speaks_modern  # schema has no null id; older clients accept either
         return self.revision.error_id_omittable
@@ -133,6 +135,8 @@ class ServerSession:
         return capability in caps
 
     async def handle_notification(self, notification: Notification) -> None:
+        """``notifications/initialized``, ``notifications/cancelled`` and the other client
+        notifications; unknown ones are ignored."""
         method = notification.method
         if method == wire.INITIALIZED:
             state = self.state
@@ -165,6 +169,7 @@ class ServerSession:
 
     # -- server -> client -------------------------------------------------------------------------
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification to the client; raises RuntimeError when not connected."""
         if self.outbound is None:
             raise RuntimeError("the session is not connected")
         await self.outbound.notify(method, params)

@@ -74,6 +74,7 @@ class Skills(Extension):
     # -- the catalogue -----------------------------------------------------------------------------
     @property
     def skills(self) -> list[Skill]:
+        """The served skills."""
         return list(self._skills.values())
 
     def add(self, *sources: str | os.PathLike[str] | Skill) -> list[Skill]:
@@ -122,10 +123,12 @@ class Skills(Extension):
             self._register(server, skill)
 
     async def list_skills(self, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``skills/list``: a page of the served skills' entries."""
         entries = [skill.entry() for skill in self._skills.values()]
         return self._page(params, entries, "skills")
 
     async def get_skill(self, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``skills/get``: the entry of the skill whose SKILL.md has ``params.uri``; -32602 when none."""
         uri = _uri(params, SKILLS_GET)
         skill = self._skills.get(uri)
         if skill is None:
@@ -133,6 +136,8 @@ class Skills(Extension):
         return {"skill": skill.entry()}
 
     async def read_directory(self, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``resources/directory/read``: a page of the files and directories in ``params.uri``;
+        -32602 when it is not a served directory."""
         uri = _uri(params, DIRECTORY_READ)
         children = self._directories.get(uri)
         if children is None:

@@ -82,6 +82,8 @@ class SkillFile:
 
     @classmethod
     def make(cls, path: str, data: bytes, mime_type: str | None = None) -> SkillFile:
+        """The file at ``path`` with content ``data``: its MIME type (guessed when not given), digest
+        and, for UTF-8 content, its text."""
         try:
             text: str | None = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -90,6 +92,7 @@ class SkillFile:
 
     @property
     def size(self) -> int:
+        """The file's size in bytes."""
         return len(self.data)
 
 
@@ -173,13 +176,16 @@ class Skill:
     # -- what the extension serves -----------------------------------------------------------------
     @property
     def name(self) -> str:
+        """The skill's ``name`` (from its frontmatter)."""
         return str(self.frontmatter["name"])
 
     @property
     def description(self) -> str:
+        """The skill's ``description`` (from its frontmatter)."""
         return str(self.frontmatter["description"])
 
     def file_uri(self, file_path: str) -> str:
+        """The URI of the skill's file at ``file_path`` (relative, ``/``-separated; each part quoted)."""
         return f"{self.base_uri}/{'/'.join(quote(part, safe='') for part in file_path.split('/'))}"
 
     def file(self, uri: str) -> SkillFile | None:

@@ -18,11 +18,18 @@ class MessageStream(Protocol):
     ``send`` writes one message; concurrent sends never interleave.
     """
 
-    async def receive(self) -> bytes: ...
+    async def receive(self) -> bytes:
+        """The next whole message; raises ``anyio.EndOfStream`` when the peer is done, or
+        :class:`FrameTooLarge` for a discarded oversized frame."""
+        ...
 
-    async def send(self, message: bytes) -> None: ...
+    async def send(self, message: bytes) -> None:
+        """Write one whole message (concurrent sends never interleave)."""
+        ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Close the stream."""
+        ...
 
 
 @runtime_checkable

@@ -22,9 +22,11 @@ class MemoryStream:
         self._receive = receive
 
     async def receive(self) -> bytes:
+        """The next message the other end sent; raises ``anyio.EndOfStream`` once it closed."""
         return await self._receive.receive()
 
     async def send(self, message: bytes) -> None:
+        """Hand one message to the other end."""
         await self._send.send(message)
 
     async def aclose(self) -> None:

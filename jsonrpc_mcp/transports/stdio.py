@@ -127,6 +127,8 @@ class FdStream:
             waiter.set_exception(exc)
 
     async def receive(self) -> bytes:
+        """The next line read from stdin (without its newline); raises ``anyio.EndOfStream`` at
+        the end of input, :class:`FrameTooLarge` for a discarded oversized line."""
         lines = self._lines
         while True:
             line = lines.pop()  # raises FrameTooLarge for a discarded line
@@ -267,6 +269,7 @@ class FdStream:
             return bytes(self._view[:n])
 
     async def send(self, message: bytes) -> None:
+        """Write the message and a newline to the protocol's stdout."""
         if self._closed:
             raise anyio.ClosedResourceError
         if self._broken:
@@ -337,6 +340,7 @@ class FdStream:
                 data = data[written:]
 
     async def aclose(self) -> None:
+        """Flush what is held back, close the stream and restore the process's stdout."""
         if not self._closed:
             await self._flush_quietly()
         self._closed = True
@@ -445,6 +449,8 @@ class ProcessStream:
         self._lock = anyio.Lock(fast_acquire=True)
 
     async def receive(self) -> bytes:
+        """The next line the process wrote to its stdout; raises ``anyio.EndOfStream`` when it
+        closed it."""
         assert self.process.stdout is not None
         lines = self._lines
         while True:
@@ -463,11 +469,13 @@ class ProcessStream:
                 lines.feed(data)
 
     async def send(self, message: bytes) -> None:
+        """Write the message and a newline to the process's stdin."""
         assert self.process.stdin is not None
         async with self._lock:
             await self.process.stdin.send(message + b"\n")
 
     async def aclose(self) -> None:
+        """Close the process's stdin (shutting the process down is :func:`spawn_stdio`'s)."""
         assert self.process.stdin is not None
         with contextlib.suppress(Exception):
             await self.process.stdin.aclose()

@@ -86,6 +86,7 @@ class TasksExtension(Extension):
         self.middleware = self._intercept
 
     def attach(self, server: Any) -> None:
+        """Keep a reference to the server the extension is added to."""
         self.server = server
 
     def mark(self, tool: str, mode: str | None, *, deferred: bool = False) -> None:
@@ -99,6 +100,7 @@ class TasksExtension(Extension):
         self.tools[tool] = (mode, deferred)
 
     def methods(self) -> dict[str, ExtensionHandler]:
+        """``tasks/get``, ``tasks/update`` and ``tasks/cancel``."""
         return {"tasks/get": self._get, "tasks/update": self._update, "tasks/cancel": self._cancel}
 
     # -- creation ---------------------------------------------------------------------------------

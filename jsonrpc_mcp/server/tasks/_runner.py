@@ -144,6 +144,8 @@ class TaskInputChannel:
         self._job = job
 
     async def ask(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Park the task in ``input_required`` with these requests and return the answers once
+        ``tasks/update`` brings them (key -> result)."""
         return await self._job.ask(requests)
 
 

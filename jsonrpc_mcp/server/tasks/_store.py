@@ -69,6 +69,7 @@ class InMemoryTaskStore:
         return record
 
     async def create(self, record: dict[str, Any]) -> None:
+        """Store a copy of the new task (expiring ``ttlMs`` from now); expired tasks are dropped."""
         now = self._clock()
         for key in [
             k for k, r in self._records.items() if r.get("expiresAt") is not None and now >= r["expiresAt"]
@@ -80,10 +81,13 @@ class InMemoryTaskStore:
         self._records[record["taskId"]] = record
 
     async def get(self, task_id: str) -> dict[str, Any] | None:
+        """A copy of the task, or None when there is none (never created, or expired)."""
         record = self._live(task_id)
         return copy.deepcopy(record) if record is not None else None
 
     async def update(self, task_id: str, changes: dict[str, Any]) -> dict[str, Any] | None:
+        """Merge ``changes`` into a task that is not terminal (None removes a field); a copy of the
+        record after, or None when there is no such task or it is terminal."""
         record = self._live(task_id)
         if record is None or is_terminal(record):
             return None
