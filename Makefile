@@ -21,8 +21,8 @@ demo: $(STAMP)
 	$(PY) examples/memory/demo.py
 
 lint: $(STAMP)
-	$(PY) -m ruff check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench
-	$(PY) -m ruff format --check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench
+	$(PY) -m ruff check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench docs/*.py
+	$(PY) -m ruff format --check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench docs/*.py
 	$(PY) -m mypy
 
 # The API reference and the guides (mkdocs.yml), into site/: open site/index.html. Strict: any warning
