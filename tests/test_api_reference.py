@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import os
 import re
@@ -174,10 +175,7 @@ def _inventory(site: Path) -> set[str]:
 
 
 def _needs_mkdocs() -> None:
-    try:
-        import mkdocs  # noqa: F401
-        import mkdocstrings  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None:
         pytest.skip("the docs extra is not installed: `make docs` installs it (CI runs it before the tests)")
 
 
