@@ -64,6 +64,7 @@ def _serve_options() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--session-timeout", type=float, default=1800.0)  # idle seconds before a session ends
     parser.add_argument("--max-sessions", type=int, default=10_000)  # 0: no limit
+    parser.add_argument("--body-timeout", type=float, default=30.0)  # seconds for a request body; 0: none
     parser.add_argument("--ssl-certfile")  # --http over TLS: passed to uvicorn
     parser.add_argument("--ssl-keyfile")
     parser.add_argument("--log-format", choices=["text", "json"], default="text")  # json: JSON, access log

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
+import anyio
 import orjson
 
 from .. import wire
@@ -44,6 +45,14 @@ LAST_EVENT_ID = wire.LAST_EVENT_ID.encode("latin-1")
 
 class _Disconnected(Exception):
     """The client went away while the body was being read."""
+
+
+class _BodyTimeout(Exception):
+    """The request body did not arrive in time (a client dripping it, or stalled mid-body)."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"the request body did not arrive within {timeout:g} s")
+        self.timeout = timeout
 
 
 def error_body(code: int, message: str) -> bytes:
@@ -95,11 +104,26 @@ async def _reject(send: Send, status: int, rid: Any, error: JsonRpcError) -> Non
     await _respond(send, status, codec.encode_error(rid, error, omit_null_id=True))
 
 
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
-    """The request body, or None when it is over ``limit`` bytes."""
+async def _read_body(
+    scope: Scope, receive: Receive, limit: int, timeout: float | None = None
+) -> bytes | None:
+    """The request body, or None when it is over ``limit`` bytes; :class:`_BodyTimeout` when the
+    whole of it has not arrived ``timeout`` seconds after reading began (None: no limit).
+
+    The deadline covers the whole body, not each chunk: a client dripping a byte a second must not
+    hold its connection (and the memory of a half-read request) for as long as it likes.
+    """
     declared = _header(scope, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
+    if timeout is None:
+        return await _read_chunks(receive, limit)
+    with anyio.move_on_after(timeout):
+        return await _read_chunks(receive, limit)
+    raise _BodyTimeout(timeout)
+
+
+async def _read_chunks(receive: Receive, limit: int) -> bytes | None:
     chunks: list[bytes] = []
     size = 0
     while True:
