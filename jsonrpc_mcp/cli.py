@@ -221,7 +221,7 @@ async def _call(args: argparse.Namespace) -> int:
 
 
 COMMANDS_GROUP = "jsonrpc_mcp.commands"  # the entry point group of sub-commands other packages add
-_BUILTIN = ("serve", "call")
+_BUILTIN = ("serve", "call", "inspect", "install")
 # sub-commands that ship with jsonrpc-mcp in their own package: named when theirs is not installed
 _SHIPPED = {"conformance": "the conformance harness (the jsonrpc_mcp_conformance package)"}
 
@@ -312,6 +312,23 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     call.add_argument("command", nargs="+", help="the server command after --, or its http(s):// URL")
 
+    inspect = commands.add_parser(
+        "inspect",
+        help="print everything a server offers: info, capabilities, tools with schemas, resources, prompts",
+        description="TARGET: path/to/server.py[:ATTR] (served with this Python), a stdio command after --,"
+        " or an http(s):// URL.",
+    )
+    inspect.add_argument(
+        "--mode",
+        choices=("legacy", "auto", *(r.version for r in MODERN_REVISIONS)),
+        default="auto",
+        help="how to connect: auto (server/discover, falling back to initialize; the default), the"
+        " handshake (legacy), or the stateless 2026-07-28 revision",
+    )
+    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
+    inspect.add_argument("target", nargs="+", help="the server file, its command after --, or its URL")
+
     for name, command in (extra_commands or {}).items():
         added = commands.add_parser(
             name,
@@ -374,6 +391,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     if args.command_name == "serve":
         return _serve(args)
+    if args.command_name == "inspect":
+        from ._inspect import run_inspect
+
+        return run_inspect(args.target, mode=args.mode, timeout=args.timeout, as_json=args.json)
     command = commands.get(args.command_name)
     if command is not None:
         assert not isinstance(command, str)  # _other_commands refused to run a broken one
