@@ -329,6 +329,25 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     inspect.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     inspect.add_argument("target", nargs="+", help="the server file, its command after --, or its URL")
 
+    install = commands.add_parser("install", help="add a server to an MCP client's configuration")
+    clients = install.add_subparsers(dest="client", required=True)
+    desktop = clients.add_parser(
+        "claude-desktop",
+        help="add FILE to Claude Desktop's mcpServers (claude_desktop_config.json)",
+        description="Adds (or replaces) the mcpServers entry that serves FILE with this Python; the"
+        " rest of the config is kept, and the file as it was is copied to .bak first.",
+    )
+    desktop.add_argument("file", help="path/to/server.py[:ATTR]")
+    desktop.add_argument("--name", help="the entry's name (default: the server's name)")
+    desktop.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an environment variable for the server (repeatable)",
+    )
+    desktop.add_argument("--config", help="the config file (default: Claude Desktop's for this OS)")
+    desktop.add_argument("--dry-run", action="store_true", help="print the resulting config, write nothing")
+
     for name, command in (extra_commands or {}).items():
         added = commands.add_parser(
             name,
@@ -391,6 +410,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     if args.command_name == "serve":
         return _serve(args)
+    if args.command_name == "install":
+        from ._install import run_install
+
+        return run_install(args)
     if args.command_name == "inspect":
         from ._inspect import run_inspect
 
