@@ -63,7 +63,8 @@ def _refused(done: subprocess.CompletedProcess[str], words: str) -> None:
     assert words in line, line
 
 
-async def test_the_entry_is_merged_backed_up_and_serves_the_file(tmp_path: Path) -> None:
+def _install_envtool(tmp_path: Path) -> dict[str, Any]:
+    """Install envtool into a config holding other things; check the merge; return the entry."""
     config = tmp_path / "claude_desktop_config.json"
     original = _write(config, EXISTING)
     done = _install(str(ENVTOOL), "--config", str(config), "--env", "GREETING=hello there", "--env", "B=2")
@@ -82,6 +83,11 @@ async def test_the_entry_is_merged_backed_up_and_serves_the_file(tmp_path: Path)
     }
     assert (tmp_path / "claude_desktop_config.json.bak").read_text(encoding="utf-8") == original
     assert sorted(p.name for p in tmp_path.iterdir()) == [config.name, config.name + ".bak"]  # no temp left
+    return entry  # type: ignore[no-any-return]
+
+
+async def test_the_entry_is_merged_backed_up_and_serves_the_file(tmp_path: Path) -> None:
+    entry = _install_envtool(tmp_path)
     # what Claude Desktop does with the entry: spawn command + args with env, in another directory
     async with Client.stdio(
         [entry["command"], *entry["args"]],
