@@ -28,7 +28,7 @@ from ..jsonrpc import codec
 from ..jsonrpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..jsonrpc.messages import Invalid
 from ..revisions import REVISIONS
-from ..server._pipeline import current_http_headers
+from ..server._pipeline import current_access_token, current_http_headers
 from ..wire import LISTEN as LISTEN
 from ._asgi import EVENT_STREAM as EVENT_STREAM
 from ._asgi import JSON as JSON
@@ -283,6 +283,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                 return
             assert verdict.access_token is not None
             scope[PRINCIPAL] = principal_of(verdict.access_token)  # the session it opens is bound to it
+            current_access_token.set(verdict.access_token)  # for middleware: Call.access_token
         self._reap_idle()
         if path == self.path or path.rstrip("/") == self.path:
             if method == "POST":
