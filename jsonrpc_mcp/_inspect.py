@@ -157,6 +157,8 @@ def describe_failure(exc: BaseException, kind: str, target: Sequence[str]) -> st
     if isinstance(exc, JsonRpcError):
         message = _first_line(exc.message)
         status = exc.data.get("httpStatus") if isinstance(exc.data, dict) else None
+        if status in (401, 403):
+            return f"{where} refused the request: {message} (a token: --header 'Authorization: Bearer ...')"
         if status is not None:  # the URL answered, but not as an MCP endpoint
             return f"{where} is not an MCP endpoint: {message}"
         if message.startswith(_TRANSPORT_ERROR):
@@ -197,7 +199,7 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 async def _inspect(
-    kind: str, target: list[str], mode: str, timeout: float, stderr: IO[bytes]
+    kind: str, target: list[str], mode: str, timeout: float, stderr: IO[bytes], headers: dict[str, str]
 ) -> dict[str, Any]:
     import anyio
 
@@ -205,7 +207,7 @@ async def _inspect(
 
     options: dict[str, Any] = {"request_timeout": timeout, "mode": mode, "initialize": False}
     if kind == "http":
-        connect = Client.http(target[0], timeout=timeout, read_timeout=timeout, **options)
+        connect = Client.http(target[0], headers=headers, timeout=timeout, read_timeout=timeout, **options)
     else:
         connect = Client.stdio(target, stderr=stderr, **options)
     async with connect as client:
@@ -222,16 +224,37 @@ def _last_line(log: IO[bytes]) -> str:
     return lines[-1] if lines else ""
 
 
-def run_inspect(command: Sequence[str], *, mode: str, timeout: float, as_json: bool) -> int:
-    """The ``inspect`` sub-command: 0 with the report on stdout, 1 with one line on stderr."""
+def parse_headers(lines: Sequence[str]) -> dict[str, str]:
+    """``Name: value`` strings to a mapping (ValueError for one without a colon or a name)."""
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+            raise ValueError(f"--header {line!r}: expected 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def run_inspect(
+    command: Sequence[str], *, mode: str, timeout: float, as_json: bool, headers: Sequence[str] = ()
+) -> int:
+    """The ``inspect`` sub-command: 0 with the report on stdout, 1 with one line on stderr (2: usage)."""
     import tempfile
 
     import anyio
 
     kind, target = resolve_target(command)
+    try:
+        sent = parse_headers(headers)
+    except ValueError as exc:
+        print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
+        return 2
+    if sent and kind != "http":
+        print("jsonrpc-mcp inspect: --header needs an http(s):// URL", file=sys.stderr)
+        return 2
     with tempfile.TemporaryFile() as log:  # a spawned server's stderr: shown only when it failed
         try:
-            report = anyio.run(_inspect, kind, target, mode, timeout, log)
+            report = anyio.run(_inspect, kind, target, mode, timeout, log, sent)
         except Exception as exc:
             said = _last_line(log) if kind == "stdio" else ""
             why = describe_failure(exc, kind, command) + (f" (its stderr: {said})" if said else "")

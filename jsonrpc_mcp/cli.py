@@ -326,6 +326,9 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
         " handshake (legacy), or the stateless 2026-07-28 revision",
     )
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.add_argument(
+        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="an HTTP header (repeatable)"
+    )
     inspect.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     inspect.add_argument("target", nargs="+", help="the server file, its command after --, or its URL")
 
@@ -417,7 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command_name == "inspect":
         from ._inspect import run_inspect
 
-        return run_inspect(args.target, mode=args.mode, timeout=args.timeout, as_json=args.json)
+        return run_inspect(
+            args.target, mode=args.mode, timeout=args.timeout, as_json=args.json, headers=args.header
+        )
     command = commands.get(args.command_name)
     if command is not None:
         assert not isinstance(command, str)  # _other_commands refused to run a broken one

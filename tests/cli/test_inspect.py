@@ -123,12 +123,23 @@ def test_an_unreachable_url() -> None:
 
 
 @contextlib.contextmanager
-def _plain_http() -> Iterator[str]:
-    """An HTTP server on 127.0.0.1 that is not an MCP server (it serves files and refuses POST)."""
+def _plain_http(post_status: int | None = None) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 that is not an MCP server: it serves files and refuses POST
+    (501, or ``post_status`` with a plain-text body)."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             pass
+
+        def do_POST(self) -> None:
+            if post_status is None:
+                self.send_error(501, "Unsupported method ('POST')")
+                return
+            self.send_response(post_status)
+            self.send_header("content-type", "text/plain")
+            self.send_header("content-length", "7")
+            self.end_headers()
+            self.wfile.write(b"go 'way")
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -147,6 +158,12 @@ def test_a_url_that_is_not_an_mcp_server(mode: str) -> None:
         _fails(_inspect("--timeout", "5", "--mode", mode, url), f"{url} is not an MCP endpoint: HTTP 501")
 
 
+def test_a_url_refusing_without_a_json_rpc_body_suggests_a_token() -> None:
+    with _plain_http(401) as url:
+        done = _inspect("--timeout", "5", "--mode", "legacy", url)
+    _fails(done, f"{url} refused the request: HTTP 401", "--header 'Authorization: Bearer ...'")
+
+
 def test_a_command_that_exits() -> None:
     code = "import sys; print('no server here', file=sys.stderr); sys.exit(3)"
     done = _inspect("--timeout", "5", "--", sys.executable, "-c", code)
@@ -163,3 +180,44 @@ def test_a_command_that_is_not_an_mcp_server() -> None:
 def test_a_missing_file_and_a_missing_command() -> None:
     _fails(_inspect("no/such/server.py"), "no such file: no/such/server.py")
     _fails(_inspect("--", "/no/such/command"), "no such command: /no/such/command")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_protected_server_with_and_without_a_token(mode: str) -> None:
+    import anyio
+
+    from jsonrpc_mcp import Server
+    from jsonrpc_mcp.http import AccessToken, AuthSettings, McpHttpApp, StaticTokenVerifier
+
+    from ..http.support import serving
+
+    server = Server("guarded")
+
+    @server.tool()
+    def secret() -> str:
+        return "s"
+
+    app = McpHttpApp(server)
+    with anyio.fail_after(TIMEOUT * 2):
+        async with serving(app) as base:
+            url = base + "/mcp"
+            app.auth = AuthSettings(
+                verifier=StaticTokenVerifier({"tok": AccessToken("tok", "cli")}),
+                resource_server_url=url,
+                authorization_servers=["https://auth.example.com/"],
+            )
+            refused = await anyio.to_thread.run_sync(_inspect, "--mode", mode, "--timeout", "5", url)
+            allowed = await anyio.to_thread.run_sync(
+                _inspect, "--json", "--mode", mode, "--header", "Authorization: Bearer tok", url
+            )
+    _fails(refused, f"{url} answered with an error: authentication required")
+    assert allowed.returncode == 0, allowed.stderr
+    assert [tool["name"] for tool in orjson.loads(allowed.stdout)["tools"]] == ["secret"]
+
+
+def test_a_header_is_checked_and_needs_a_url() -> None:
+    done = _inspect("--header", "no colon", "http://127.0.0.1:1/mcp")
+    assert done.returncode == 2 and "expected 'Name: value'" in done.stderr
+    done = _inspect("--header", "A: b", str(PAGED))
+    assert done.returncode == 2 and "--header needs an http(s):// URL" in done.stderr
