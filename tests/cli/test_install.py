@@ -180,3 +180,13 @@ def test_the_config_path_for_each_os() -> None:
         "win32", {"USERPROFILE": "C:/Users/u", "APPDATA": "C:/Users/u/AppData/Roaming"}
     )
     assert windows == Path("C:/Users/u/AppData/Roaming/Claude/claude_desktop_config.json")
+
+
+def test_a_file_with_an_attribute_keeps_it_and_names_that_server(tmp_path: Path) -> None:
+    echo = REPO / "tests" / "server" / "servers" / "echo_server.py"
+    config = tmp_path / "c.json"
+    done = _install(f"{echo}:other", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    servers = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
+    assert servers["other"]["args"] == ["-m", "jsonrpc_mcp", "serve", f"{echo.resolve()}:other"]
+    _refused(_install(f"{echo}:missing", "--config", str(config)), "has no attribute 'missing'")
