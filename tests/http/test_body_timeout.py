@@ -122,3 +122,29 @@ def test_the_option_is_checked() -> None:
     assert McpHttpApp(server, body_timeout=None).body_timeout is None
     with pytest.raises(ValueError, match="body_timeout"):
         McpHttpApp(server, body_timeout=0)
+
+
+@pytest.mark.anyio
+async def test_the_legacy_message_endpoint_has_the_deadline_too() -> None:
+    import anyio
+    import httpx
+
+    from .servers.toolbox import build_server
+    from .support import serving
+    from .test_legacy_sse import legacy_stream
+
+    app = McpHttpApp(build_server(), body_timeout=0.3)
+    with anyio.fail_after(TIMEOUT * 2):
+        async with serving(app) as base, httpx.AsyncClient() as http, legacy_stream(http, base) as (_, url):
+            port = int(base.rsplit(":", 1)[1])
+            head = (
+                f"POST {url[len(base) :]} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n\r\n"
+            ).encode()
+            async with await anyio.connect_tcp("127.0.0.1", port) as sock:
+                await sock.send(head + BODY[:10])
+                answer = b""
+                while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                    answer += await sock.receive()
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert b"did not arrive within 0.3 s" in answer
