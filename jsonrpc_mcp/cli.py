@@ -64,6 +64,7 @@ def _serve_options() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--session-timeout", type=float, default=1800.0)  # idle seconds before a session ends
     parser.add_argument("--max-sessions", type=int, default=10_000)  # 0: no limit
+    parser.add_argument("--body-timeout", type=float, default=30.0)  # seconds for a request body; 0: none
     parser.add_argument("--ssl-certfile")  # --http over TLS: passed to uvicorn
     parser.add_argument("--ssl-keyfile")
     parser.add_argument("--log-format", choices=["text", "json"], default="text")  # json: JSON, access log
@@ -220,7 +221,7 @@ async def _call(args: argparse.Namespace) -> int:
 
 
 COMMANDS_GROUP = "jsonrpc_mcp.commands"  # the entry point group of sub-commands other packages add
-_BUILTIN = ("serve", "call")
+_BUILTIN = ("serve", "call", "inspect", "install")
 # sub-commands that ship with jsonrpc-mcp in their own package: named when theirs is not installed
 _SHIPPED = {"conformance": "the conformance harness (the jsonrpc_mcp_conformance package)"}
 
@@ -311,6 +312,45 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     call.add_argument("command", nargs="+", help="the server command after --, or its http(s):// URL")
 
+    inspect = commands.add_parser(
+        "inspect",
+        help="print everything a server offers: info, capabilities, tools with schemas, resources, prompts",
+        description="TARGET: path/to/server.py[:ATTR] (served with this Python), a stdio command after --,"
+        " or an http(s):// URL.",
+    )
+    inspect.add_argument(
+        "--mode",
+        choices=("legacy", "auto", *(r.version for r in MODERN_REVISIONS)),
+        default="auto",
+        help="how to connect: auto (server/discover, falling back to initialize; the default), the"
+        " handshake (legacy), or the stateless 2026-07-28 revision",
+    )
+    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.add_argument(
+        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="an HTTP header (repeatable)"
+    )
+    inspect.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
+    inspect.add_argument("target", nargs="+", help="the server file, its command after --, or its URL")
+
+    install = commands.add_parser("install", help="add a server to an MCP client's configuration")
+    clients = install.add_subparsers(dest="client", required=True)
+    desktop = clients.add_parser(
+        "claude-desktop",
+        help="add FILE to Claude Desktop's mcpServers (claude_desktop_config.json)",
+        description="Adds (or replaces) the mcpServers entry that serves FILE with this Python; the"
+        " rest of the config is kept, and the file as it was is copied to .bak first.",
+    )
+    desktop.add_argument("file", help="path/to/server.py[:ATTR]")
+    desktop.add_argument("--name", help="the entry's name (default: the server's name)")
+    desktop.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an environment variable for the server (repeatable)",
+    )
+    desktop.add_argument("--config", help="the config file (default: Claude Desktop's for this OS)")
+    desktop.add_argument("--dry-run", action="store_true", help="print the resulting config, write nothing")
+
     for name, command in (extra_commands or {}).items():
         added = commands.add_parser(
             name,
@@ -373,6 +413,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     if args.command_name == "serve":
         return _serve(args)
+    if args.command_name == "install":
+        from ._install import run_install
+
+        return run_install(args)
+    if args.command_name == "inspect":
+        from ._inspect import run_inspect
+
+        return run_inspect(
+            args.target, mode=args.mode, timeout=args.timeout, as_json=args.json, headers=args.header
+        )
     command = commands.get(args.command_name)
     if command is not None:
         assert not isinstance(command, str)  # _other_commands refused to run a broken one

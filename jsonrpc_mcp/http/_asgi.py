@@ -6,9 +6,12 @@ Header names and media types are the byte forms of :mod:`jsonrpc_mcp.wire`'s nam
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+import time
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, MutableMapping
 from typing import Any
 
+import anyio
 import orjson
 
 from .. import wire
@@ -44,6 +47,14 @@ LAST_EVENT_ID = wire.LAST_EVENT_ID.encode("latin-1")
 
 class _Disconnected(Exception):
     """The client went away while the body was being read."""
+
+
+class _BodyTimeout(Exception):
+    """The request body did not arrive in time (a client dripping it, or stalled mid-body)."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"the request body did not arrive within {timeout:g} s")
+        self.timeout = timeout
 
 
 def error_body(code: int, message: str) -> bytes:
@@ -95,15 +106,27 @@ async def _reject(send: Send, status: int, rid: Any, error: JsonRpcError) -> Non
     await _respond(send, status, codec.encode_error(rid, error, omit_null_id=True))
 
 
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
-    """The request body, or None when it is over ``limit`` bytes."""
+async def _read_body(
+    scope: Scope, receive: Receive, limit: int, timeout: float | None = None
+) -> bytes | None:
+    """The request body, or None when it is over ``limit`` bytes; :class:`_BodyTimeout` when the
+    whole of it has not arrived ``timeout`` seconds after reading began (None: no limit).
+
+    The deadline covers the whole body, not each chunk: a client dripping a byte a second must not
+    hold its connection (and the memory of a half-read request) for as long as it likes.
+    """
     declared = _header(scope, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
+    deadline = None if timeout is None else time.monotonic() + timeout
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
+        if deadline is None:
+            message = await receive()
+        else:
+            assert timeout is not None
+            message = await _receive_by(receive, deadline, timeout)
         if message["type"] == "http.disconnect":
             raise _Disconnected
         chunk = message.get("body", b"")
@@ -113,6 +136,60 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+# Theory of operation of the deadline. A cancel scope costs several microseconds to set up and tear
+# down, on every POST, while nearly every body is already in the server's buffer when the app asks
+# for it (it came in the segment that carried the headers), so receive() answers without waiting.
+# _receive_by therefore takes the first step of receive()'s coroutine itself: finished at once, it
+# is the message and no timer was ever armed. Only when receive() has to wait (it yielded to the
+# event loop) is the rest of it awaited under a cancel scope ending at the deadline; _Resumed
+# forwards the event loop's sends and throws (a cancellation included) to that coroutine, which is
+# exactly what an ``await`` of it would have done from its second step on.
+async def _receive_by(receive: Receive, deadline: float, timeout: float) -> Message:
+    """``await receive()``, or :class:`_BodyTimeout` if it has not answered by ``deadline``."""
+    pending = receive()
+    if not isinstance(pending, types.CoroutineType):  # some other awaitable: no first step to take
+        with anyio.move_on_after(deadline - time.monotonic()):
+            return await pending
+        raise _BodyTimeout(timeout)
+    try:
+        yielded = pending.send(None)
+    except StopIteration as done:  # the message was there: the common case
+        message: Message = done.value
+        return message
+    with anyio.move_on_after(deadline - time.monotonic()):
+        waited: Message = await _Resumed(pending, yielded)
+        return waited
+    raise _BodyTimeout(timeout)
+
+
+class _Resumed:
+    """The rest of a coroutine whose first step was taken by hand (it yielded ``yielded``)."""
+
+    __slots__ = ("_coro", "_yielded")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], yielded: Any) -> None:
+        self._coro, self._yielded = coro, yielded
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, yielded = self._coro, self._yielded
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # a cancellation, above all: the coroutine handles it
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    yielded = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
 
 
 _ACCEPTS: dict[tuple[bytes, bytes], bool] = {}

@@ -105,7 +105,7 @@ class _LegacySse(_AppState):
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"
             )
             return
-        body = await _read_body(scope, receive, self.max_body)
+        body = await _read_body(scope, receive, self.max_body, self.body_timeout)
         if body is None:
             await _error(send, 413, INVALID_REQUEST, f"Payload Too Large: the limit is {self.max_body} bytes")
             return

@@ -45,6 +45,7 @@ class _AppState:
     json_response: bool
     stateless: bool
     max_body: int
+    body_timeout: float | None
     session_idle_timeout: float
     max_sessions: int | None
     event_store_factory: Callable[[], EventStore]

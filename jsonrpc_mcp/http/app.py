@@ -28,7 +28,7 @@ from ..jsonrpc import codec
 from ..jsonrpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..jsonrpc.messages import Invalid
 from ..revisions import REVISIONS
-from ..server._pipeline import current_http_headers
+from ..server._pipeline import current_access_token, current_http_headers
 from ..wire import LISTEN as LISTEN
 from ._asgi import EVENT_STREAM as EVENT_STREAM
 from ._asgi import JSON as JSON
@@ -40,6 +40,7 @@ from ._asgi import Scope as Scope
 from ._asgi import Send as Send
 from ._asgi import (
     _accepts,
+    _BodyTimeout,
     _Disconnected,
     _error,
     _header,
@@ -78,6 +79,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
     workers); ``allowed_hosts`` / ``allowed_origins`` (patterns; default: the loopback names when bound to
     loopback, else the bound host) or a ready ``security`` policy; ``auth`` (bearer tokens checked by your
     verifier, RFC 9728 metadata served at its well-known paths); ``max_body`` (bytes, 413 above);
+    ``body_timeout`` (seconds a request body may take to arrive, 408 past it; None: no limit);
     ``session_idle_timeout`` (seconds); ``max_sessions`` (at most that many open at once, default 10,000:
     past it an ``initialize`` is answered 503 with a JSON-RPC error and ``Retry-After``, after the idle
     ones were ended; None: no limit); ``event_store_factory`` (one store per session); ``legacy_sse`` with
@@ -100,6 +102,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         security: TransportSecurity | None = None,
         auth: AuthSettings | None = None,
         max_body: int = 4 * 1024 * 1024,
+        body_timeout: float | None = 30.0,
         session_idle_timeout: float = 1800.0,
         max_sessions: int | None = 10_000,
         event_store_factory: Callable[[], EventStore] = InMemoryEventStore,
@@ -117,6 +120,9 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         self.json_response = json_response
         self.stateless = stateless
         self.max_body = max_body
+        if body_timeout is not None and body_timeout <= 0:
+            raise ValueError("body_timeout must be positive (or None: no limit)")
+        self.body_timeout = body_timeout
         self.session_idle_timeout = session_idle_timeout
         if max_sessions is not None and max_sessions < 1:
             raise ValueError("max_sessions must be at least 1 (or None: no limit)")
@@ -164,6 +170,13 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                 await self._http(scope, receive, send)
             except _Disconnected:
                 logger.debug("client disconnected while sending its request")
+            except _BodyTimeout as exc:
+                client = scope.get("client")
+                logger.warning("408 to %s: %s", f"{client[0]}:{client[1]}" if client else "a client", exc)
+                with contextlib.suppress(Exception):  # a client that went away cannot be told
+                    await _error(
+                        send, 408, INVALID_REQUEST, f"Request Timeout: {exc}", [(b"connection", b"close")]
+                    )
             except Exception:
                 # a bug or a failing plug-in (event store, ...): answer with a JSON-RPC error, never
                 # with the server's bare 500 (if the response had started, this send just fails)
@@ -270,6 +283,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                 return
             assert verdict.access_token is not None
             scope[PRINCIPAL] = principal_of(verdict.access_token)  # the session it opens is bound to it
+            current_access_token.set(verdict.access_token)  # for middleware: Call.access_token
         self._reap_idle()
         if path == self.path or path.rstrip("/") == self.path:
             if method == "POST":
@@ -367,7 +381,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                 "Not Acceptable: Accept must list application/json and text/event-stream",
             )
             return
-        body = await _read_body(scope, receive, self.max_body)
+        body = await _read_body(scope, receive, self.max_body, self.body_timeout)
         if body is None:
             await _error(send, 413, INVALID_REQUEST, f"Payload Too Large: the limit is {self.max_body} bytes")
             return

@@ -2,9 +2,9 @@
 
 Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``, ``list[T]``,
 ``tuple[...]``, ``set[T]``, ``dict[str, T]``, ``X | Y`` / ``Optional[X]``, ``Literal[...]``, ``Enum``
-subclasses, ``TypedDict`` and dataclasses, ``datetime``, ``date``, ``time``, ``UUID``, ``Path`` and
-``Decimal`` (see :mod:`._types`), pydantic models and ``Field`` (when the developer uses pydantic), and
-``Annotated[T, ...]`` with an :class:`Arg`, a description string, annotated-types constraints
+subclasses, ``TypedDict`` and dataclasses, ``datetime``, ``date``, ``time``, ``timedelta``, ``UUID``,
+``Path`` and ``Decimal`` (see :mod:`._types`), pydantic models and ``Field`` (when the developer uses
+pydantic), and ``Annotated[T, ...]`` with an :class:`Arg`, a description string, annotated-types constraints
 (``Ge(1)``, ``MaxLen(20)``...) or a pydantic ``Field``. Anything else is a registration error that
 names the parameter, so the developer can pass an explicit schema instead.
 """
@@ -64,7 +64,7 @@ def schema_for_type(tp: Any, where: str = "value", *, output: bool = False) -> d
             return _types.pydantic_schema(tp, output=output)
         except Exception as exc:
             raise TypeError(f"{where}: pydantic cannot describe {tp!r}: {exc}") from None
-    scalar = _types.scalar_schema(tp)
+    scalar = _types.scalar_schema(tp, output=output)
     if scalar is not None:
         return scalar
     origin = typing.get_origin(tp)
@@ -239,12 +239,14 @@ def converter_for(tp: Any) -> Converter | None:
         return converter_for(args[0])
     if origin is Union or origin is types.UnionType:
         members = [a for a in args if a is not type(None)]
-        if len(members) != 1:
-            return None  # which member a value belongs to is ambiguous: leave it as JSON
-        inner = converter_for(members[0])
-        if inner is None:
-            return None
-        return lambda value: None if value is None else inner(value)
+        converters = [converter_for(m) for m in members]
+        if all(c is None for c in converters):
+            return None  # every member takes the JSON value as it is
+        if len(members) == 1:
+            inner = converters[0]
+            assert inner is not None
+            return lambda value: None if value is None else inner(value)
+        return _union_converter(members, converters)
     if tp is int:
         return _whole  # JSON Schema's "integer" admits 2.0; an int parameter gets 2
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
@@ -274,6 +276,36 @@ def converter_for(tp: Any) -> Converter | None:
         cls = tp
         return lambda value: cls(**{k: (fields[k](v) if k in fields else v) for k, v in value.items()})
     return None
+
+
+def _union_converter(members: list[Any], converters: list[Converter | None]) -> Converter:
+    """``A | B | ...``: the value becomes the first member, in the annotation's order, whose schema it
+    fits and whose conversion takes it (``{"x": 1, "y": 2}`` is not a ``A(x)`` dataclass: then ``B``).
+
+    The member schemas are compiled on the first call (registration stays cheap)."""
+    checks: list[Any] = []
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None  # an Optional's None (schema validation let it through)
+        if not checks:
+            from ._schema import CompiledSchema
+
+            checks.extend(CompiledSchema(schema_for_type(m)) for m in members)
+        problems: list[str] = []
+        for member, check, conv in zip(members, checks, converters, strict=True):
+            if check.errors(value) is not None:
+                continue
+            if conv is None:
+                return value
+            try:
+                return conv(value)
+            except (TypeError, ValueError) as exc:
+                problems.append(f"{getattr(member, '__name__', member)}: {exc}")
+        names = " | ".join(getattr(m, "__name__", repr(m)) for m in members)
+        raise ValueError(f"fits none of {names}" + (f" ({'; '.join(problems)})" if problems else ""))
+
+    return convert
 
 
 def _identity(value: Any) -> Any:

@@ -25,11 +25,12 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ..http._auth import AccessToken
     from ..jsonrpc.endpoint import RequestContext
     from ..revisions import Revision
     from ._session import ServerSession
 
-__all__ = ["Call", "CallNext", "Middleware", "chain", "current_http_headers"]
+__all__ = ["Call", "CallNext", "Middleware", "chain", "current_access_token", "current_http_headers"]
 
 Era = Literal["handshake", "stateless"]
 
@@ -39,6 +40,9 @@ Era = Literal["handshake", "stateless"]
 current_http_headers: ContextVar[list[tuple[bytes, bytes]] | None] = ContextVar(
     "jsonrpc_mcp_http_headers", default=None
 )
+# The bearer token the HTTP app's verifier accepted for that request (an AccessToken), set and
+# inherited the same way; None without auth, or where no HTTP request carried the call.
+current_access_token: ContextVar[AccessToken | None] = ContextVar("jsonrpc_mcp_access_token", default=None)
 
 
 class Call:
@@ -101,6 +105,13 @@ class Call:
             key, text = name.decode("latin-1").lower(), value.decode("latin-1")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
         return headers
+
+    @property
+    def access_token(self) -> AccessToken | None:
+        """The bearer token the server's verifier accepted for the HTTP request that carried this
+        call (``client_id``, ``scopes``, ``claims``); None when the server checks no tokens, or no
+        HTTP request carried the call (stdio, in memory)."""
+        return current_access_token.get()
 
 
 CallNext = Callable[[Call], Awaitable[Any]]

@@ -3,7 +3,9 @@
 Theory of operation. :func:`._introspect.schema_for_type` asks this module three things:
 
 - :func:`scalar_schema` / :func:`scalar_converter`: the string-shaped standard types (``datetime``,
-  ``date``, ``time``, ``UUID``, ``Path``, ``Decimal``), as a schema with a ``format`` and a parser.
+  ``date``, ``time``, ``UUID``, ``Path``, ``Decimal``), as a schema with a ``format`` and a parser;
+  ``timedelta`` too, taken as seconds (a number) or an ISO 8601 duration (``"PT1H30M"``), and
+  returned as an ISO 8601 duration string.
 - :func:`constraint_keywords`: annotated-types metadata (``Ge(1)``, ``Interval(gt=0, lt=1)``,
   ``MaxLen(20)``...) as JSON Schema keywords, which the existing argument validation enforces. The
   objects are recognised by their module, so ``annotated_types`` is never imported here.
@@ -20,6 +22,7 @@ dataclass, a pydantic model, a datetime...) into plain JSON data.
 from __future__ import annotations
 
 import enum
+import re
 import sys
 import typing
 from collections.abc import Callable
@@ -31,6 +34,7 @@ __all__ = [
     "constraint_keywords",
     "conversion_problem",
     "dumps",
+    "format_duration",
     "hoist_defs",
     "jsonable",
     "pydantic_converter",
@@ -52,6 +56,7 @@ _KINDS = {
     ("uuid", "UUID"): "uuid",
     ("pathlib", "PurePath"): "path",
     ("decimal", "Decimal"): "decimal",
+    ("datetime", "timedelta"): "duration",
 }
 
 
@@ -93,13 +98,64 @@ def _decimal(value: Any) -> Any:
         raise ValueError(f"{value!r} is not a decimal number") from None
 
 
-def scalar_schema(tp: Any) -> dict[str, Any] | None:
-    """The schema of a string-shaped standard type, or None for any other annotation."""
+# ISO 8601 durations of fixed length: weeks, days, hours, minutes, seconds (a fraction on any)
+_NUMBER = r"(\d+(?:[.,]\d+)?)"
+_DURATION = (
+    rf"([-+])?P(?!$)(?:{_NUMBER}W)?(?:{_NUMBER}D)?(?:T(?=\d)(?:{_NUMBER}H)?(?:{_NUMBER}M)?(?:{_NUMBER}S)?)?"
+)
+_UNITS = (604800, 86400, 3600, 60, 1)  # seconds in a week, day, hour, minute, second
+
+
+def _duration(value: Any) -> Any:
+    """A ``timedelta`` from seconds (a JSON number) or an ISO 8601 duration (``"P1DT2H"``)."""
+    timedelta = sys.modules["datetime"].timedelta
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a duration (seconds, or ISO 8601 like 'PT1H30M')")
+    text = value.strip().upper()
+    match = re.fullmatch(_DURATION, text)
+    if match is None:
+        if re.fullmatch(r"[-+]?P(?:\d+Y)?(?:\d+M)?(?:\d+[WD])?(?:T.*)?", text) and re.search(
+            "[YM]", text.split("T")[0]
+        ):
+            raise ValueError(f"{value!r}: years and months have no fixed length; give days (P30D) instead")
+        raise ValueError(f"{value!r} is not an ISO 8601 duration (like 'PT1H30M' or 'P2D') nor seconds")
+    sign, *parts = match.groups()
+    seconds = sum(
+        float(p.replace(",", ".")) * unit for p, unit in zip(parts, _UNITS, strict=True) if p is not None
+    )
+    return timedelta(seconds=-seconds if sign == "-" else seconds)
+
+
+def format_duration(value: Any) -> str:
+    """A ``timedelta`` as an ISO 8601 duration: ``P1DT2H3M4.5S``, ``-PT30S``, ``PT0S``."""
+    micros = (value.days * 86400 + value.seconds) * 1_000_000 + value.microseconds
+    sign, micros = ("-" if micros < 0 else ""), abs(micros)
+    days, micros = divmod(micros, 86400 * 1_000_000)
+    hours, micros = divmod(micros, 3600 * 1_000_000)
+    minutes, micros = divmod(micros, 60 * 1_000_000)
+    seconds, micros = divmod(micros, 1_000_000)
+    clock = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+    if seconds or micros:
+        clock += (f"{seconds}.{micros:06d}".rstrip("0") if micros else str(seconds)) + "S"
+    if not days and not clock:
+        return "PT0S"
+    return f"{sign}P{f'{days}D' if days else ''}{'T' + clock if clock else ''}"
+
+
+def scalar_schema(tp: Any, *, output: bool = False) -> dict[str, Any] | None:
+    """The schema of a string-shaped standard type, or None for any other annotation; ``output``:
+    of a returned value (a ``timedelta`` is taken as seconds or ISO 8601, returned as ISO 8601)."""
     kind = _kind(tp)
     if kind is None:
         return None
     if kind == "decimal":
         return {"type": ["number", "string"]}
+    if kind == "duration" and not output:
+        return {
+            "anyOf": [{"type": "number", "description": "seconds"}, {"type": "string", "format": "duration"}]
+        }
     return {"type": "string", "format": kind}
 
 
@@ -117,6 +173,7 @@ def scalar_converter(tp: Any) -> Callable[[Any], Any] | None:
         "time": _parse_time,
         "uuid": _parse_uuid,
         "decimal": _decimal,
+        "duration": _duration,
     }[kind]
 
 
@@ -256,8 +313,11 @@ def _default(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump) and _is_pydantic_object_type(type(value)):
         return dump(mode="json", by_alias=True)
-    if _kind(type(value)) in ("decimal", "path"):
+    kind = _kind(type(value))
+    if kind in ("decimal", "path"):
         return str(value)
+    if kind == "duration":
+        return format_duration(value)
     if isinstance(value, (set, frozenset)):
         return list(value)
     if isinstance(value, enum.Enum):

@@ -1,0 +1,267 @@
+"""``jsonrpc-mcp inspect TARGET``: everything a server offers, as text or as JSON.
+
+TARGET is a serve target (``path/to/server.py[:ATTR]``, spawned as ``python -m jsonrpc_mcp serve``),
+any other stdio command (after ``--``), or an ``http(s)://`` URL. The connection is opened as
+``--mode`` says (the handshake, the stateless 2026-07-28 revision, or auto), then each list the
+server's capabilities announce is read to its end (the client follows ``nextCursor``).
+
+Failures are one line on stderr and exit status 1: :func:`describe_failure` turns what the
+transports raise (a refused connection, a command that exits, an answer that is not MCP) into words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["collect", "describe_failure", "render_text", "resolve_target", "run_inspect"]
+
+
+def resolve_target(command: Sequence[str]) -> tuple[str, list[str]]:
+    """``("http", [url])``, or ``("stdio", argv)``: a lone serve target (an existing ``.py`` file,
+    with or without ``:ATTR``) is spawned with this Python's ``-m jsonrpc_mcp serve``."""
+    if len(command) == 1:
+        only = command[0]
+        if only.startswith(("http://", "https://")):
+            return "http", [only]
+        location, _, attr = only.rpartition(":")
+        if not location or not attr.isidentifier():
+            location = only
+        if location.endswith(".py") and os.path.isfile(location):
+            return "stdio", [sys.executable, "-m", "jsonrpc_mcp", "serve", only]
+    return "stdio", list(command)
+
+
+async def collect(client: Client) -> dict[str, Any]:
+    """What the connected server offers: the lists its capabilities announce, each read to the end."""
+    caps = client.server_capabilities
+    report: dict[str, Any] = {
+        "transport": client.transport,
+        "protocolVersion": client.protocol_version,
+        "era": "stateless" if client.is_modern else "handshake",
+        "serverInfo": client.server_info,
+        "instructions": client.instructions,
+        "capabilities": caps,
+    }
+    if client.server_extensions:
+        report["extensions"] = client.server_extensions
+    if "tools" in caps:
+        report["tools"] = await client.list_tools()
+    if "resources" in caps:
+        report["resources"] = await client.list_resources()
+        report["resourceTemplates"] = await client.list_resource_templates()
+    if "prompts" in caps:
+        report["prompts"] = await client.list_prompts()
+    return report
+
+
+def _schema_lines(schema: Any, indent: str) -> list[str]:
+    text = json.dumps(schema, indent=2, ensure_ascii=False)
+    return [indent + line for line in text.splitlines()]
+
+
+def _described(name: str, item: dict[str, Any]) -> str:
+    title = item.get("title")
+    description = (item.get("description") or "").strip()
+    head = f"{name} ({title})" if isinstance(title, str) and title and title != name else name
+    first = description.splitlines()[0] if description else ""
+    return f"{head}: {first}" if first else head
+
+
+def _capabilities_line(caps: dict[str, Any]) -> str:
+    words = []
+    for name, value in caps.items():
+        flags = [k for k, v in value.items() if v is True] if isinstance(value, dict) else []
+        words.append(f"{name} ({', '.join(flags)})" if flags else name)
+    return ", ".join(words) or "(none)"
+
+
+_BARE = {"type", "properties", "additionalProperties", "$schema"}  # an input schema taking nothing
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The report for a person: headings, one line per item, schemas as indented JSON."""
+    info = report.get("serverInfo") or {}
+    name = info.get("name", "(unnamed)")
+    version = info.get("version")
+    lines = [
+        f"Server: {name}{' ' + str(version) if version else ''}",
+        f"Protocol: {report['protocolVersion']} ({report['era']}, over {report['transport']})",
+        f"Capabilities: {_capabilities_line(report.get('capabilities') or {})}",
+    ]
+    if report.get("extensions"):
+        lines.append(f"Extensions: {', '.join(report['extensions'])}")
+    if report.get("instructions"):
+        lines.append("Instructions:")
+        lines.extend("  " + line for line in str(report["instructions"]).splitlines())
+    if "tools" in report:
+        tools = report["tools"]
+        lines += ["", f"Tools ({len(tools)}):"]
+        for tool in tools:
+            lines.append("  " + _described(tool.get("name", "?"), tool))
+            schema = tool.get("inputSchema", {})
+            if isinstance(schema, dict) and not schema.get("properties") and set(schema) <= _BARE:
+                lines.append("    input: no arguments")
+            else:
+                lines.append("    input schema:")
+                lines.extend(_schema_lines(schema, "      "))
+            if "outputSchema" in tool:
+                lines.append("    output schema:")
+                lines.extend(_schema_lines(tool["outputSchema"], "      "))
+            if tool.get("annotations"):
+                lines.append(f"    annotations: {json.dumps(tool['annotations'], ensure_ascii=False)}")
+    if "resources" in report:
+        resources = report["resources"]
+        lines += ["", f"Resources ({len(resources)}):"]
+        for resource in resources:
+            mime = resource.get("mimeType")
+            lines.append(
+                "  " + _described(resource.get("uri", "?"), resource) + (f" [{mime}]" if mime else "")
+            )
+        templates = report.get("resourceTemplates", [])
+        lines += ["", f"Resource templates ({len(templates)}):"]
+        for template in templates:
+            mime = template.get("mimeType")
+            described = _described(template.get("uriTemplate", "?"), template)
+            lines.append("  " + described + (f" [{mime}]" if mime else ""))
+    if "prompts" in report:
+        prompts = report["prompts"]
+        lines += ["", f"Prompts ({len(prompts)}):"]
+        for prompt in prompts:
+            lines.append("  " + _described(prompt.get("name", "?"), prompt))
+            for argument in prompt.get("arguments") or []:
+                required = " (required)" if argument.get("required") else ""
+                description = argument.get("description")
+                lines.append(
+                    f"    - {argument.get('name', '?')}{required}{': ' + description if description else ''}"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def describe_failure(exc: BaseException, kind: str, target: Sequence[str]) -> str:
+    """One line saying why inspecting ``target`` failed (no traceback, no internals)."""
+    import anyio
+
+    from .client import UnsupportedProtocolVersion
+    from .jsonrpc.errors import ConnectionClosed, JsonRpcError
+
+    where = target[0] if kind == "http" else " ".join(target)
+    while len(getattr(exc, "exceptions", ())) == 1:  # an exception group of one: what it holds
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    if isinstance(exc, JsonRpcError):
+        message = _first_line(exc.message)
+        status = exc.data.get("httpStatus") if isinstance(exc.data, dict) else None
+        if status in (401, 403):
+            return f"{where} refused the request: {message} (a token: --header 'Authorization: Bearer ...')"
+        if status is not None:  # the URL answered, but not as an MCP endpoint
+            return f"{where} is not an MCP endpoint: {message}"
+        if message.startswith(_TRANSPORT_ERROR):
+            reason = message[len(_TRANSPORT_ERROR) :].strip().removeprefix("OSError: ")
+            return f"cannot reach {where}: {reason}"
+        return f"{where} answered with an error: {message} ({exc.code})"
+    if isinstance(exc, ConnectionClosed):
+        if kind == "stdio":
+            return f"{where}: the command exited or closed its output before answering (is it an MCP server?)"
+        return f"{where}: the connection closed before an answer"
+    if isinstance(exc, UnsupportedProtocolVersion):
+        return f"{where}: {exc}"
+    if isinstance(exc, TimeoutError):
+        return f"{where} did not answer in time (is it an MCP server?)"
+    if isinstance(exc, (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, EOFError)):
+        if kind == "stdio":
+            return f"{where}: the command exited or closed its output before answering (is it an MCP server?)"
+        return f"{where}: the connection closed before an answer"
+    if isinstance(exc, FileNotFoundError) and target[0].endswith(".py"):
+        return f"no such file: {target[0]}"
+    if isinstance(exc, FileNotFoundError):
+        return f"{where}: no such command: {exc.filename or target[0]}"
+    if isinstance(exc, PermissionError):
+        return f"{where}: cannot run it: {exc.strerror or exc}"
+    if kind == "http" and isinstance(exc, OSError):
+        return f"cannot reach {where}: {exc.strerror or exc}"
+    text = _first_line(str(exc))
+    return f"{where}: {type(exc).__name__}: {text}" if text else f"{where}: {type(exc).__name__}"
+
+
+_TRANSPORT_ERROR = "HTTP transport error:"
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    lines = [line.strip() for line in text.strip().splitlines()]
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+async def _inspect(
+    kind: str, target: list[str], mode: str, timeout: float, stderr: IO[bytes], headers: dict[str, str]
+) -> dict[str, Any]:
+    import anyio
+
+    from .client import Client
+
+    options: dict[str, Any] = {"request_timeout": timeout, "mode": mode, "initialize": False}
+    if kind == "http":
+        connect = Client.http(target[0], headers=headers, timeout=timeout, read_timeout=timeout, **options)
+    else:
+        connect = Client.stdio(target, stderr=stderr, **options)
+    async with connect as client:
+        with anyio.fail_after(timeout * 2 if mode == "auto" else timeout):  # auto: a probe, then initialize
+            await client.connect()
+        return await collect(client)
+
+
+def _last_line(log: IO[bytes]) -> str:
+    """The last non-empty line a spawned server wrote to stderr (often why it stopped)."""
+    log.seek(0)
+    lines = [line.strip() for line in log.read()[-4096:].decode("utf-8", "replace").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1] if lines else ""
+
+
+def parse_headers(lines: Sequence[str]) -> dict[str, str]:
+    """``Name: value`` strings to a mapping (ValueError for one without a colon or a name)."""
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+            raise ValueError(f"--header {line!r}: expected 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def run_inspect(
+    command: Sequence[str], *, mode: str, timeout: float, as_json: bool, headers: Sequence[str] = ()
+) -> int:
+    """The ``inspect`` sub-command: 0 with the report on stdout, 1 with one line on stderr (2: usage)."""
+    import tempfile
+
+    import anyio
+
+    kind, target = resolve_target(command)
+    try:
+        sent = parse_headers(headers)
+    except ValueError as exc:
+        print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
+        return 2
+    if sent and kind != "http":
+        print("jsonrpc-mcp inspect: --header needs an http(s):// URL", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryFile() as log:  # a spawned server's stderr: shown only when it failed
+        try:
+            report = anyio.run(_inspect, kind, target, mode, timeout, log, sent)
+        except Exception as exc:
+            said = _last_line(log) if kind == "stdio" else ""
+            why = describe_failure(exc, kind, command) + (f" (its stderr: {said})" if said else "")
+            print(f"jsonrpc-mcp inspect: {why}", file=sys.stderr)
+            return 1
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 0

@@ -1,0 +1,3 @@
+"""A Python file that defines no server."""
+
+VALUE = 1

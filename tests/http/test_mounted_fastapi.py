@@ -1,0 +1,79 @@
+"""``server.http_app()`` mounted under a prefix in a FastAPI application (``app.mount``), beside
+FastAPI's own routes, with the server's lifespan run from FastAPI's: both eras, real HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import anyio
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from jsonrpc_mcp import Client, Context, Server
+from jsonrpc_mcp.http import McpHttpApp
+
+from .support import serving
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 20.0
+
+
+def _app() -> tuple[FastAPI, McpHttpApp, list[str]]:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[str]:
+        events.append("enter")
+        yield "ready"
+        events.append("exit")
+
+    server = Server("fastapi-mounted", lifespan=lifespan)
+
+    @server.tool()
+    def add(a: int, b: int, ctx: Context) -> str:
+        """Add two integers (and say what the lifespan yielded)."""
+        return f"{a + b} {ctx.lifespan}"
+
+    mcp: McpHttpApp = server.http_app()
+
+    @contextlib.asynccontextmanager
+    async def outer(app: FastAPI) -> AsyncIterator[None]:
+        async with server.running():
+            yield
+
+    api = FastAPI(lifespan=outer)
+
+    @api.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    api.mount("/tools", mcp)
+    return api, mcp, events
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_streamable_http_under_a_fastapi_mount(mode: str) -> None:
+    api, mcp, events = _app()
+    with anyio.fail_after(TIMEOUT):
+        async with serving(api, mcp_app=mcp) as base:
+            async with Client.http(f"{base}/tools/mcp", mode=mode) as client:
+                result = await client.call_tool("add", {"a": 2, "b": 3})
+            async with httpx.AsyncClient() as http:
+                health = await http.get(f"{base}/health")
+                outside = await http.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert events == ["enter"]
+    assert result["content"][0]["text"] == "5 ready"
+    assert health.json() == {"status": "ok"}
+    assert outside.status_code == 404  # the endpoint is under the prefix only
+    assert events == ["enter", "exit"]
+
+
+async def test_the_legacy_transport_under_a_fastapi_mount() -> None:
+    api, mcp, _ = _app()
+    with anyio.fail_after(TIMEOUT):
+        async with serving(api, mcp_app=mcp) as base, Client.http(f"{base}/tools/sse", legacy=True) as client:
+            result = await client.call_tool("add", {"a": 1, "b": 1})
+    assert result["content"][0]["text"] == "2 ready"
