@@ -212,9 +212,15 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
             "--port",
             PORT_PLACEHOLDER,
         )
+        default_stack = ("--loop", "asyncio", "--http-parser", "h11")
         specs = [
-            ServerSpec("ours-json", f"ours ({ours}, --json-response)", (*serve, "--json-response"), "http"),
-            ServerSpec("ours-sse", f"ours ({ours}, default: SSE-capable)", serve, "http"),
+            ServerSpec(
+                "ours-json",
+                f"ours ({ours}, --json-response)",
+                (*serve, "--json-response", *default_stack),
+                "http",
+            ),
+            ServerSpec("ours-sse", f"ours ({ours}, default: SSE-capable)", (*serve, *default_stack), "http"),
             ServerSpec(
                 "sdk",
                 f"sdk ({sdk}, json_response, stateful)",
@@ -229,16 +235,72 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
                 "http",
             ),
             *_peer_specs(transport),
+            *_fast_specs(serve),
             *_baseline_specs(transport),
         ]
     return {spec.name: spec for spec in specs}
 
 
+FAST_STACK = (("MCPBENCH_UVICORN_LOOP", "uvloop"), ("MCPBENCH_UVICORN_HTTP", "httptools"))
+
+
+def fast_stack_missing() -> str | None:
+    """Why the fast stack (the ``fast`` extra: uvloop, httptools) cannot run here, or None."""
+    missing = [name for name in ("uvloop", "httptools") if importlib.util.find_spec(name) is None]
+    return f"{', '.join(missing)} not installed (pip install -e '.[fast]')" if missing else None
+
+
+def _fast_specs(serve: tuple[str, ...]) -> list[ServerSpec]:
+    """Ours and the raw app on uvloop + httptools (the ``fast`` extra), and both under granian when
+    it is installed (bench only: ``pip install granian``; it serves the same ASGI apps unchanged)."""
+    missing = fast_stack_missing()
+    fast = ("--loop", "uvloop", "--http-parser", "httptools")
+    specs = [
+        ServerSpec(
+            "ours-fast",
+            "ours (--json-response, uvloop + httptools)",
+            (*serve, "--json-response", *fast),
+            "http",
+            missing=missing,
+            optional=True,
+        ),
+        ServerSpec(
+            "raw-fast",
+            "raw (bare ASGI app, uvloop + httptools)",
+            (sys.executable, "bench/servers/raw_asgi.py", PORT_PLACEHOLDER),
+            "http",
+            env=FAST_STACK,
+            missing=missing,
+            optional=True,
+        ),
+    ]
+    if importlib.util.find_spec("granian") is not None:
+        granian = (sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1")
+        granian += ("--port", PORT_PLACEHOLDER, "--workers", "1", "--no-ws", "--log-level", "warning")
+        granian += ("--working-dir", "bench/servers")
+        specs += [
+            ServerSpec(
+                "ours-granian",
+                "ours (McpHttpApp, JSON) under granian",
+                (*granian, "echo_granian:app"),
+                "http",
+                optional=True,
+            ),
+            ServerSpec(
+                "raw-granian",
+                "raw (bare ASGI app) under granian",
+                (*granian, "raw_asgi:app"),
+                "http",
+                optional=True,
+            ),
+        ]
+    return specs
+
+
 def uvicorn_implementations() -> str:
-    """What ``loop="auto"`` and ``http="auto"`` resolve to in this interpreter (as uvicorn decides)."""
-    loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
-    http = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
-    return f"uvicorn {_version('uvicorn')}, loop={loop}, http={http}, 1 worker"
+    """The stacks: every server on asyncio + h11 (pinned), the ``-fast`` ones on uvloop + httptools."""
+    fast = "unavailable: " + missing if (missing := fast_stack_missing()) else "uvloop + httptools"
+    return f"uvicorn {_version('uvicorn')}, loop=asyncio, http=h11 (pinned), 1 worker; -fast: {fast}"
 
 
 def selects(pattern: str, name: str) -> bool:
