@@ -27,7 +27,6 @@ aligned with ``x`` (``None`` where not measured); ``plot.py`` draws them.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
 import os
@@ -384,6 +383,7 @@ def _run_rounds(
 ) -> None:
     """Alternate the servers over the rounds; medians into ``curve.series``."""
     rounds: dict[str, Rounds] = {spec.name: [] for spec in specs}
+    curve.extra["rounds"] = options.rounds
     for spec in specs:
         curve.labels[spec.name] = spec.label
         if spec.missing is not None:

@@ -63,7 +63,7 @@ if os.environ.get("MCPBENCH_COMPLEX") == "1":
     server.tool(_complex, name="complex", description="A tool with a complex schema.")
 
 
-def stack() -> dict[str, str]:
+def stack() -> dict[str, Any]:
     """uvicorn's event loop and HTTP parser: ``$MCPBENCH_UVICORN_LOOP`` / ``$MCPBENCH_UVICORN_HTTP``,
     else the default stack (asyncio, h11), pinned so that an installed uvloop changes nothing."""
     return {

@@ -9,8 +9,10 @@ Usage (bench only; granian is not a dependency of the project)::
 
 from __future__ import annotations
 
-from echo import server
+import importlib
 
+from jsonrpc_mcp import Server
 from jsonrpc_mcp.http import McpHttpApp
 
+server: Server = importlib.import_module("echo").server  # granian's --working-dir puts it on the path
 app = McpHttpApp(server, json_response=True)

@@ -163,7 +163,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     await _respond(send, 200, orjson.dumps(reply))
 
 
-def stack() -> dict[str, str]:
+def stack() -> dict[str, Any]:
     """uvicorn's event loop and HTTP parser: ``$MCPBENCH_UVICORN_LOOP`` / ``$MCPBENCH_UVICORN_HTTP``,
     else the default stack (asyncio, h11), pinned so that an installed uvloop changes nothing."""
     return {
