@@ -43,6 +43,15 @@ def _pyplot() -> Any:
     return importlib.import_module("matplotlib.pyplot")
 
 
+def _tick(x: float, key: str) -> str:
+    if key.startswith("payload"):
+        for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
+            if x >= scale:
+                return f"{x / scale:.0f}{unit}"
+        return f"{x:.0f}"
+    return f"{x / 1000:.0f}k" if x >= 10_000 else f"{x:,.0f}"
+
+
 def draw_curve(curve: Curve, metrics: Sequence[str], path: Path, log_y: Sequence[bool] = ()) -> Path:
     """One PNG: a panel per metric, a line per server."""
     plt = _pyplot()
@@ -64,6 +73,9 @@ def draw_curve(curve: Curve, metrics: Sequence[str], path: Path, log_y: Sequence
             )
         if curve.key in LOG_X:
             ax.set_xscale("log")
+            ax.set_xticks(curve.x)
+            ax.set_xticklabels([_tick(x, curve.key) for x in curve.x], fontsize=7)
+            ax.minorticks_off()
         if i < len(log_y) and log_y[i]:
             ax.set_yscale("log")
         ax.set_xlabel(curve.x_label)
