@@ -43,7 +43,7 @@ import orjson
 from extras import read_rss_kib, tree_rss_kib
 from http_loadclient import Connection, HttpResponse, HttpServer, check_call, parse_response
 from http_loadclient import _Tally as HttpTally
-from loadclient import ENVELOPE, BenchError, Era, StdioServer, result_problem
+from loadclient import ENVELOPE, BenchError, Era, StdioServer, read_cpu_seconds, result_problem
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -488,6 +488,7 @@ def tools_curve(specs: Sequence[Spec], options: CurveOptions) -> Curve:
         {
             "list_ms": "ms per tools/list (all pages)",
             "call_ms": "ms per call of 'complex'",
+            "call_cpu_us": "server CPU µs per call of 'complex'",
             "cold_start_ms": "cold start ms",
             "list_bytes": "bytes of one listing",
         },
@@ -543,10 +544,13 @@ def tools_curve(specs: Sequence[Spec], options: CurveOptions) -> Curve:
                         raise BenchError(f"complex answered {msg['result']}")
 
                 call(0)
-                done, seconds = _timed_calls(call, 0, 2000, options.point_seconds)
+                cpu = read_cpu_seconds(server.pid)
+                done, seconds = _timed_calls(call, 0, 100_000, options.point_seconds)
+                cpu = read_cpu_seconds(server.pid) - cpu
                 points[float(count)] = {
                     "list_ms": list_ms,
                     "call_ms": seconds / done * 1000,
+                    "call_cpu_us": cpu / done * 1e6,
                     "cold_start_ms": cold,
                     "list_bytes": float(listed[1]),
                 }
@@ -721,7 +725,7 @@ def sessions_curve(specs: Sequence[Spec], options: CurveOptions, peer_cap: int |
         points: list[tuple[int, float]] = []
         try:
             base = tree_rss_kib(server.pid) / KIB
-            opened = 0
+            opened = 1  # the session of the opening handshake counts (the SDK's and ours' limit is 10,000)
             deadline = time.perf_counter() + seconds_cap
             limit = levels[-1] if spec.name.startswith("ours") else cap
             for level in levels:
@@ -731,6 +735,9 @@ def sessions_curve(specs: Sequence[Spec], options: CurveOptions, peer_cap: int |
                     _open_sessions(server, connection, level - opened, deadline)
                 except TimeoutError:
                     curve.notes.append(f"{spec.name}: stopped before {level:,} sessions (time budget)")
+                    break
+                except BenchError as exc:  # e.g. a session limit: the points so far stand
+                    curve.notes.append(f"{spec.name}: stopped before {level:,} sessions: {exc}")
                     break
                 opened = level
                 points.append((level, tree_rss_kib(server.pid) / KIB))

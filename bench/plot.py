@@ -122,7 +122,7 @@ def draw_all(document: Mapping[str, Any], out: Path = RESULTS) -> list[Path]:
     plans: dict[str, tuple[list[str], list[bool]]] = {
         "payload_stdio": (["ms_per_call", "mib_per_s"], [True, False]),
         "payload_http": (["ms_per_call", "mib_per_s"], [True, False]),
-        "tools": (["list_ms", "call_ms", "cold_start_ms"], [True, True, False]),
+        "tools": (["list_ms", "call_cpu_us", "cold_start_ms"], [True, True, False]),
         "concurrency": (["calls_per_s", "p50_ms", "p99_ms"], [False, True, True]),
         "sessions": (["rss_mib", "kib_per_session"], [True, False]),
     }

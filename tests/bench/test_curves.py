@@ -87,7 +87,11 @@ def test_a_scale_out_file_that_is_absent_or_unreadable_is_none(tmp_path: Path) -
 
 def _scaled(list_ms: tuple[float, float], call_ms: tuple[float, float], kib: float | None) -> run.CurvesRun:
     tools = curves.Curve("tools", "t", "tools", [10.0, 10_000.0], {"list_ms": "", "call_ms": ""})
-    tools.series["ours"] = {"list_ms": [0.1, list_ms[0]], "call_ms": [call_ms[0], call_ms[1]]}
+    tools.series["ours"] = {
+        "list_ms": [0.1, list_ms[0]],
+        "call_ms": [call_ms[0], call_ms[1]],
+        "call_cpu_us": [call_ms[0] * 200, call_ms[1] * 200],
+    }
     tools.series["raw"] = {"list_ms": [0.05, list_ms[1]], "call_ms": [0.01, 0.01]}
     sessions = curves.Curve("sessions", "s", "sessions", [100.0], {"rss_mib": ""})
     if kib is not None:
@@ -103,17 +107,17 @@ def test_the_curve_targets_are_met_or_missed_by_their_ratios() -> None:
     assert rows["memory per idle handshake session"].measured == "1.50 KiB"
     listing = rows["tools/list of 10"]
     assert listing.met is True and listing.measured.startswith("1.20x")
-    flat = rows["validated call of 'complex'"]
-    assert flat.met is True and flat.measured.startswith("1.10x")
-    rows = {
-        row.what.split(",")[0]: row for row in run.curve_targets(_scaled((20.0, 10.0), (0.20, 0.30), 7.0))
-    }
-    assert [rows[key].met for key in rows] == [False, False, False]
+    cpu, wall = run.curve_targets(_scaled((12.0, 10.0), (0.20, 0.22), 1.5))[2:]
+    assert "server CPU per call: 10,000 tools / 10" in cpu.what and "wall time" in wall.what
+    assert cpu.met is True and cpu.measured == "1.10x (40 -> 44 µs)"
+    assert wall.met is True and wall.measured == "1.10x (200 -> 220 µs)"
+    missed = run.curve_targets(_scaled((20.0, 10.0), (0.20, 0.30), 7.0))
+    assert [row.met for row in missed] == [False, False, False, False]
 
 
 def test_curve_targets_not_run_are_not_measured() -> None:
     rows = run.curve_targets(None)
-    assert [row.met for row in rows] == [None, None, None]
+    assert [row.met for row in rows] == [None, None, None, None]
     assert all(row.measured == "not measured" for row in rows)
 
 
