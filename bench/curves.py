@@ -788,6 +788,8 @@ def reaping(spec: Spec, options: CurveOptions, sessions: int = 10_000, timeout: 
         ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         # a probe is activity: each one asks about another session (the latest first, the last to expire)
         time.sleep(timeout)
+        connection.close()  # idle for longer than uvicorn's keep-alive (5 s): it may have been closed
+        connection = server.connect()
         for attempt in range(1, len(ids)):
             probe = encode_post(server.port, ping, ids[-attempt], server.protocol_version)
             if connection.roundtrip(probe).status == 404:
