@@ -25,6 +25,8 @@ COLORS = {
     "ts": "#2ca02c",
     "raw": "#7f7f7f",
     "raw-fast": "#bcbd22",
+    "ours-granian": "#e377c2",
+    "raw-granian": "#17becf",
 }
 LOG_X = {"payload_stdio", "payload_http", "tools", "concurrency", "sessions"}
 
@@ -78,6 +80,8 @@ def draw_curve(curve: Curve, metrics: Sequence[str], path: Path, log_y: Sequence
             ax.minorticks_off()
         if i < len(log_y) and log_y[i]:
             ax.set_yscale("log")
+            ticker = importlib.import_module("matplotlib.ticker")
+            ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlabel(curve.x_label)
         ax.set_ylabel(curve.metrics[metric])
         ax.grid(True, which="major", alpha=0.3)

@@ -527,7 +527,7 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
             *_baseline_ratio_defs("ours", window),
             *_telemetry_ratio_defs(window),
         ]
-    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 80%)", "(target <= 1.3x)"
+    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 85%)", "(target <= 1.3x)"
     return [
         RatioDef(
             "ours_json_vs_sdk_seq_calls_per_s",

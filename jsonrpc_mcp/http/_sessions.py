@@ -132,7 +132,7 @@ class HttpSession:
         # that request's headers (current_http_headers) alive with it
         context = contextvars.copy_context()
         context.run(current_http_headers.set, None)
-        self._notifier = loop.create_task(self.mcp.run_notifier(), context=context)
+        self._notifier = context.run(loop.create_task, self.mcp.run_notifier())  # (context= is 3.11+)
 
     def end_standalone(self, retry_ms: int) -> None:
         """End the standalone (GET) stream, with a final event when a client is attached."""
