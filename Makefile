@@ -25,7 +25,7 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench
 	$(PY) -m mypy
 
-# The benchmark suite: installs its optional peers first (FastMCP into the venv or .cache/bench-fastmcp,
+# The benchmark suite: installs the bench and fast extras and its optional peers first (FastMCP into the venv or .cache/bench-fastmcp,
 # Node 22 + the official TypeScript SDK into .cache/bench-ts), then runs everything (see bench/README.md).
 # BENCH_ARGS passes options to bench/run.py, e.g. `make bench BENCH_ARGS=--skip-memory`.
 # The editable install has no bytecode (and PYTHONDONTWRITEBYTECODE may forbid writing it on import),

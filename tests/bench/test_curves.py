@@ -148,11 +148,17 @@ def test_the_pngs_are_drawn_from_a_run_document(tmp_path: Path) -> None:
         "curves": {
             "curves": {"payload_stdio": curve.to_json()},
             "fast_stack": {"handshake, seq": {"ours-json": 3000.0, "ours-fast": 5000.0}},
-            "scale_out": {},
+            "scale_out": {
+                "handshake": {"ours x1 (Redis)": 6000.0, "ours x2 (Redis)": 11000.0, "sdk x1": 1700.0}
+            },
         }
     }
     drawn = plot.draw_all(document, tmp_path)
-    assert sorted(path.name for path in drawn) == ["curve_payload_stdio.png", "fast_stack.png"]
+    assert sorted(path.name for path in drawn) == [
+        "curve_payload_stdio.png",
+        "fast_stack.png",
+        "scale_out.png",
+    ]
     assert all(path.read_bytes().startswith(b"\x89PNG") for path in drawn)
 
 
@@ -216,3 +222,54 @@ async def test_serve_http_refuses_an_unknown_stack_from_the_environment() -> Non
         done = await anyio.run_process(command, cwd=REPO, env=env, check=False)
     assert done.returncode == 2
     assert "JSONRPC_MCP_HTTP_PARSER must be auto, h11 or httptools, not 'picohttp'" in done.stderr.decode()
+
+
+def _summary(name: str, seq: float, inflight: float) -> run.ServerSummary:
+    from loadclient import PhaseResult, RunResult
+
+    spec = run.ServerSpec(name, name, ("true",), "http")
+    phase = {"server_cpu_seconds": 0.1, "client_cpu_seconds": 0.1, "errors": 0}
+    result = RunResult(
+        status="ok",
+        cold_start_seconds=0.1,
+        sequential=PhaseResult(calls=int(seq), seconds=1.0, **phase),  # type: ignore[arg-type]
+        inflight=PhaseResult(calls=int(inflight), seconds=1.0, **phase),  # type: ignore[arg-type]
+        peak_rss_mib=30.0,
+    )
+    return run.ServerSummary(spec, [result])
+
+
+def test_the_fast_stack_and_scale_out_bars_are_shaped_from_the_http_table() -> None:
+    summaries = [
+        _summary("ours-json", 5000, 6000),
+        _summary("ours-fast", 13000, 15000),
+        _summary("sdk", 1800, 1700),
+    ]
+    results: run.Results = {"http": {"handshake": (summaries, {}, 1)}}
+    bars = run.fast_stack_bars(results)
+    assert bars == {
+        "handshake, seq": {"ours-json": 5000.0, "ours-fast": 13000.0},
+        "handshake, 32 in flight": {"ours-json": 6000.0, "ours-fast": 15000.0},
+    }
+    assert run.fast_stack_bars({"http": {"handshake": (summaries[:1], {}, 1)}}) == {}  # no fast stack run
+    scale = {"handshake": {1: 6000.0, 2: 11000.0, 4: 20000.0}, "modern": {1: 5000.0}}
+    shaped = run.scale_out_bars(results, scale)
+    assert shaped["handshake"] == {
+        "ours x1 (Redis)": 6000.0,
+        "ours x2 (Redis)": 11000.0,
+        "ours x4 (Redis)": 20000.0,
+        "ours-json x1": 6000.0,
+        "sdk x1": 1700.0,
+    }
+    assert shaped["modern"] == {"ours x1 (Redis)": 5000.0}  # no HTTP table in that era: no peers beside
+    assert run.scale_out_bars(results, None) == {}
+
+
+def test_curve_points_are_rendered_with_their_x_in_bytes_or_counts() -> None:
+    curve = curves.Curve("payload_http", "p", "bytes", [100.0, 1024.0, 4 * 1024 * 1024 - 512], {"ms": "ms"})
+    curve.series = {"ours-json": {"ms": [0.2, None, 19.4]}}
+    found = run.CurvesRun(by_key={"payload_http": curve})
+    text = run.render_curves(found)
+    assert "100 B" in text and "1 KiB" in text and "4 MiB" in text
+    assert "ours-json" in text and "0.2" in text and "19.4" in text and " - " in text
+    assert "scale_out.json does not exist" in text
