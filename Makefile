@@ -37,7 +37,8 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
-# The benchmark suite: installs its optional peers first (FastMCP into the venv or .cache/bench-fastmcp,
+# The benchmark suite: installs the bench and fast extras and its optional peers first (FastMCP into the
+# venv or .cache/bench-fastmcp,
 # Node 22 + the official TypeScript SDK into .cache/bench-ts), then runs everything (see bench/README.md).
 # BENCH_ARGS passes options to bench/run.py, e.g. `make bench BENCH_ARGS=--skip-memory`.
 # The editable install has no bytecode (and PYTHONDONTWRITEBYTECODE may forbid writing it on import),

@@ -2,6 +2,10 @@
 
 ``python bench/peers.py install`` (run by ``make bench``) installs what is missing:
 
+- **the project's ``bench`` and ``fast`` extras** into this interpreter's environment: matplotlib
+  (the curves' PNGs; bench only, never a runtime dependency) and uvloop + httptools (the fast
+  HTTP stack measured beside the default one);
+
 - **FastMCP** ``fastmcp==FASTMCP_VERSION`` into this interpreter's environment (the project's venv)
   if pip can do so without changing any installed distribution (``mcp`` in particular); else into a
   separate venv ``.cache/bench-fastmcp``; if neither works, the runner reports it unavailable.
@@ -138,6 +142,21 @@ def install_fastmcp() -> str:
     return f"fastmcp {FASTMCP_VERSION} installed into {FASTMCP_VENV}"
 
 
+BENCH_MODULES = {"matplotlib": "bench", "uvloop": "fast", "httptools": "fast"}
+
+
+def install_extras() -> str:
+    """The ``bench`` and ``fast`` extras of the project (pip install -e '.[bench,fast]') if missing."""
+    missing = [name for name in BENCH_MODULES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return "extras bench, fast: installed"
+    done = _pip(sys.executable, "install", "--quiet", "-e", f"{ROOT}[bench,fast]")
+    if done.returncode != 0:
+        tail = " ".join(done.stderr.strip().splitlines()[-2:])
+        return f"extras bench, fast unavailable ({', '.join(missing)} missing): {tail}"
+    return f"extras bench, fast installed into {sys.prefix}"
+
+
 def install_ts() -> str:
     expected = [TS_PREFIX / "node_modules" / TS_SDK / "package.json"]
     try:
@@ -152,7 +171,7 @@ def main(argv: list[str]) -> int:
     if argv != ["install"]:
         sys.stderr.write("usage: python bench/peers.py install\n")
         return 2
-    for line in (install_fastmcp(), install_ts()):
+    for line in (install_extras(), install_fastmcp(), install_ts()):
         print(f"peers: {line}", flush=True)
     return 0  # a peer that cannot be installed is reported unavailable by the runner
 

@@ -35,9 +35,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+import curves
 import extras
 import orjson
 import peers
+import plot
 from http_loadclient import PORT_PLACEHOLDER, bench_http_server
 from loadclient import ERAS, MODERN_VERSION, BenchConfig, Era, PhaseResult, RunResult, Status, bench_server
 
@@ -212,9 +214,15 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
             "--port",
             PORT_PLACEHOLDER,
         )
+        default_stack = ("--loop", "asyncio", "--http-parser", "h11")
         specs = [
-            ServerSpec("ours-json", f"ours ({ours}, --json-response)", (*serve, "--json-response"), "http"),
-            ServerSpec("ours-sse", f"ours ({ours}, default: SSE-capable)", serve, "http"),
+            ServerSpec(
+                "ours-json",
+                f"ours ({ours}, --json-response)",
+                (*serve, "--json-response", *default_stack),
+                "http",
+            ),
+            ServerSpec("ours-sse", f"ours ({ours}, default: SSE-capable)", (*serve, *default_stack), "http"),
             ServerSpec(
                 "sdk",
                 f"sdk ({sdk}, json_response, stateful)",
@@ -229,16 +237,80 @@ def server_specs(transport: Transport) -> dict[str, ServerSpec]:
                 "http",
             ),
             *_peer_specs(transport),
+            *_fast_specs(serve),
             *_baseline_specs(transport),
         ]
     return {spec.name: spec for spec in specs}
 
 
+FAST_STACK = (("MCPBENCH_UVICORN_LOOP", "uvloop"), ("MCPBENCH_UVICORN_HTTP", "httptools"))
+
+
+def fast_stack_missing() -> str | None:
+    """Why the fast stack (the ``fast`` extra: uvloop, httptools) cannot run here, or None."""
+    missing = [name for name in ("uvloop", "httptools") if importlib.util.find_spec(name) is None]
+    return f"{', '.join(missing)} not installed (pip install -e '.[fast]')" if missing else None
+
+
+def _fast_specs(serve: tuple[str, ...]) -> list[ServerSpec]:
+    """Ours and the raw app on uvloop + httptools (the ``fast`` extra), and both under granian when
+    it is installed (bench only: ``pip install granian``; it serves the same ASGI apps unchanged)."""
+    missing = fast_stack_missing()
+    fast = ("--loop", "uvloop", "--http-parser", "httptools")
+    specs = [
+        ServerSpec(
+            "ours-fast",
+            "ours (--json-response, uvloop + httptools)",
+            (*serve, "--json-response", *fast),
+            "http",
+            missing=missing,
+            optional=True,
+        ),
+        ServerSpec(
+            "raw-fast",
+            "raw (bare ASGI app, uvloop + httptools)",
+            (sys.executable, "bench/servers/raw_asgi.py", PORT_PLACEHOLDER),
+            "http",
+            env=FAST_STACK,
+            missing=missing,
+            optional=True,
+        ),
+    ]
+    if importlib.util.find_spec("granian") is not None:
+        granian: tuple[str, ...] = (
+            sys.executable,
+            "-m",
+            "granian",
+            "--interface",
+            "asgi",
+            "--host",
+            "127.0.0.1",
+        )
+        granian += ("--port", PORT_PLACEHOLDER, "--workers", "1", "--no-ws", "--log-level", "warning")
+        granian += ("--working-dir", "bench/servers")
+        specs += [
+            ServerSpec(
+                "ours-granian",
+                "ours (McpHttpApp, JSON) under granian",
+                (*granian, "echo_granian:app"),
+                "http",
+                optional=True,
+            ),
+            ServerSpec(
+                "raw-granian",
+                "raw (bare ASGI app) under granian",
+                (*granian, "raw_asgi:app"),
+                "http",
+                optional=True,
+            ),
+        ]
+    return specs
+
+
 def uvicorn_implementations() -> str:
-    """What ``loop="auto"`` and ``http="auto"`` resolve to in this interpreter (as uvicorn decides)."""
-    loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
-    http = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
-    return f"uvicorn {_version('uvicorn')}, loop={loop}, http={http}, 1 worker"
+    """The stacks: every server on asyncio + h11 (pinned), the ``-fast`` ones on uvloop + httptools."""
+    fast = "unavailable: " + missing if (missing := fast_stack_missing()) else "uvloop + httptools"
+    return f"uvicorn {_version('uvicorn')}, loop=asyncio, http=h11 (pinned), 1 worker; -fast: {fast}"
 
 
 def selects(pattern: str, name: str) -> bool:
@@ -455,7 +527,7 @@ def ratio_defs(transport: Transport, window: int) -> list[RatioDef]:
             *_baseline_ratio_defs("ours", window),
             *_telemetry_ratio_defs(window),
         ]
-    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 80%)", "(target <= 1.3x)"
+    target_sdk, target_raw, less_cpu = "(target >= 2x)", "(target >= 85%)", "(target <= 1.3x)"
     return [
         RatioDef(
             "ours_json_vs_sdk_seq_calls_per_s",
@@ -1012,7 +1084,7 @@ def memory_noise_mib(first_mib: float) -> float:
     return max(2.0, 0.05 * first_mib)
 
 
-def targets(results: Results, found: Extras) -> list[Target]:
+def targets(results: Results, found: Extras, scaled: CurvesRun | None = None) -> list[Target]:
     """The performance issue's targets, each with what this run measured (per era for the rates)."""
 
     def median(transport: Transport, era: Era, server: str, metric: str) -> float | None:
@@ -1046,17 +1118,29 @@ def targets(results: Results, found: Extras) -> list[Target]:
             )
         )
         seq = of("stdio", era, "ours", "seq_calls_per_s", "raw")
-        rows.append(Target(f"[{era}] stdio seq calls/s, ours / raw", ">= 70%", *at_least(seq, 0.7, "{:.1%}")))
-        for server in ("ours-json", "ours-sse"):
+        rows.append(
+            Target(f"[{era}] stdio seq calls/s, ours / raw", ">= 75%", *at_least(seq, 0.75, "{:.1%}"))
+        )
+        for server, raw in (("ours-json", "raw"), ("ours-sse", "raw"), ("ours-fast", "raw-fast")):
             for phase, label in (("seq", "seq"), ("inflight", "32 in flight")):
-                rate = of("http", era, server, f"{phase}_calls_per_s", "raw")
+                rate = of("http", era, server, f"{phase}_calls_per_s", raw)
                 rows.append(
                     Target(
-                        f"[{era}] HTTP {label} calls/s, {server} / raw",
-                        ">= 80%",
-                        *at_least(rate, 0.8, "{:.1%}"),
+                        f"[{era}] HTTP {label} calls/s, {server} / {raw} (same stack)",
+                        ">= 85%",
+                        *at_least(rate, 0.85, "{:.1%}"),
                     )
                 )
+                if server == "ours-fast":
+                    faster = of("http", era, "ours-fast", f"{phase}_calls_per_s", "ours-json")
+                    rows.append(
+                        Target(
+                            f"[{era}] HTTP {label} calls/s, fast stack / default (ours-fast / ours-json)",
+                            ">= 1.5x",
+                            *at_least(faster, 1.5, "{:.2f}x"),
+                        )
+                    )
+                    continue
                 used = of("http", era, server, f"{phase}_server_cpu_us_per_call", "raw")
                 rows.append(
                     Target(
@@ -1077,6 +1161,7 @@ def targets(results: Results, found: Extras) -> list[Target]:
                 *at_most(found.tools_list_ratio(transport), 2.0, "{:.2f}x"),
             )
         )
+    rows += curve_targets(scaled)
     floor_import = found.import_ms(FLOOR_IMPORT)
     for it in found.import_time or []:
         if it.statement == FLOOR_IMPORT:
@@ -1124,6 +1209,55 @@ def targets(results: Results, found: Extras) -> list[Target]:
     return rows
 
 
+FLAT_CALL = 1.2  # "flat in the number of tools": the call at the most tools within 20% of the fewest
+
+
+def curve_targets(scaled: CurvesRun | None) -> list[Target]:
+    """The targets read off the curves: memory per idle session, tools/list of 10,000 tools against
+    raw, and the cost of a validated call as the tools grow."""
+    found = scaled.by_key if scaled is not None else {}
+    sessions, tools = found.get("sessions"), found.get("tools")
+    kib = curves.marginal_of(sessions, "ours-json") if sessions is not None else None
+    rows = [
+        Target(
+            "memory per idle handshake session, ours-json (KiB, between the last two checkpoints)",
+            "<= 2 KiB",
+            "not measured" if kib is None else f"{kib:.2f} KiB",
+            None if kib is None else kib <= 2.0,
+        )
+    ]
+    most = max(tools.x) if tools is not None and tools.x else None
+    ours = tools.value("ours", "list_ms", most) if tools is not None and most is not None else None
+    raw = tools.value("raw", "list_ms", most) if tools is not None and most is not None else None
+    ratio = ours / raw if ours is not None and raw else None
+    rows.append(
+        Target(
+            f"tools/list of {most or 10_000:,.0f} tools, ours / raw (the same bytes; ms per listing)",
+            "<= 1.5x",
+            "not measured" if ratio is None else f"{ratio:.2f}x ({ours:.1f} / {raw:.1f} ms)",
+            None if ratio is None else ratio <= 1.5,
+        )
+    )
+    least = min(tools.x) if tools is not None and tools.x else None
+    for metric, what in (("call_cpu_us", "server CPU per call"), ("call_ms", "wall time per call")):
+        first = tools.value("ours", metric, least) if tools is not None and least is not None else None
+        last = tools.value("ours", metric, most) if tools is not None and most is not None else None
+        growth = last / first if last is not None and first else None
+        scale = 1.0 if metric == "call_cpu_us" else 1000.0  # shown in µs
+        rows.append(
+            Target(
+                f"validated call of 'complex', ours, {what}: "
+                f"{most or 10_000:,.0f} tools / {least or 10:,.0f}",
+                f"flat (<= {FLAT_CALL}x)",
+                "not measured"
+                if growth is None or first is None or last is None
+                else f"{growth:.2f}x ({first * scale:.0f} -> {last * scale:.0f} µs)",
+                None if growth is None else growth <= FLAT_CALL,
+            )
+        )
+    return rows
+
+
 def render_targets(rows: Sequence[Target]) -> str:
     verdict = {True: "met", False: "MISSED", None: "n/a"}
     table = _table(
@@ -1145,6 +1279,202 @@ def render_targets(rows: Sequence[Target]) -> str:
     )
 
 
+# -- the curves (curves.py) and their PNGs (plot.py) ------------------------------------------------
+
+SCALE_OUT = BENCH_DIR / "results" / "scale_out.json"  # written by bench/scale_out.py (not by this runner)
+CURVE_SERVERS: dict[str, tuple[Transport, tuple[str, ...]]] = {
+    "payload_stdio": ("stdio", ("ours", "sdk", "fastmcp", "ts", "raw")),
+    "payload_http": ("http", ("ours-json", "sdk", "fastmcp", "ts", "raw")),
+    "tools": ("stdio", ("ours", "sdk", "fastmcp", "ts", "raw")),
+    "concurrency": ("http", ("ours-json", "ours-fast", "sdk", "fastmcp", "ts", "raw", "raw-fast")),
+    "sessions": ("http", ("ours-json", "sdk", "fastmcp", "ts")),
+}
+
+
+@dataclass
+class CurvesRun:
+    """What the curves measured, and the bars drawn beside them (None: not run)."""
+
+    by_key: dict[str, curves.Curve] = field(default_factory=dict)
+    reaping: curves.Reaping | None = None
+    fast_stack: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    scale_out: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    pngs: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "curves": {key: curve.to_json() for key, curve in self.by_key.items()},
+            "reaping": None if self.reaping is None else self.reaping.to_json(),
+            "fast_stack": self.fast_stack,
+            "scale_out": self.scale_out,
+            "notes": self.notes,
+            "pngs": self.pngs,
+        }
+
+
+def run_curves(args: argparse.Namespace, env: dict[str, str]) -> CurvesRun:
+    """Every curve whose transport is selected, the servers alternated round by round."""
+    found = CurvesRun()
+    if args.skip_curves:
+        return found
+    options = curves.CurveOptions(
+        cwd=ROOT,
+        env={**env, "MCPBENCH_TOOLS": "0"},
+        rounds=args.curve_rounds,
+        quick=args.quick,
+        point_seconds=args.curve_seconds,
+        progress=_progress,
+    )
+    for key, (transport, names) in CURVE_SERVERS.items():
+        if transport not in args.transports:
+            continue
+        specs = server_specs(transport)
+        chosen: list[curves.Spec] = [
+            specs[name]
+            for name in names
+            if name in specs and (not args.only or any(selects(p, name) for p in args.only))
+        ]
+        if not chosen:
+            continue
+        if key.startswith("payload_"):
+            found.by_key[key] = curves.payload_curve(transport, chosen, options)
+        elif key == "tools":
+            found.by_key[key] = curves.tools_curve(chosen, options)
+        elif key == "concurrency":
+            found.by_key[key] = curves.concurrency_curve(chosen, options)
+        else:
+            unlimited = [
+                curves.with_argv(spec, "--max-sessions", "0") if spec.name.startswith("ours") else spec
+                for spec in chosen
+            ]
+            found.by_key[key] = curves.sessions_curve(unlimited, options)
+            ours = specs.get("ours-json")
+            if ours is not None and any(spec.name == "ours-json" for spec in chosen):
+                sessions = 2000 if args.quick else 10_000
+                found.reaping = curves.reaping(ours, options, sessions=sessions, timeout=5.0)
+                _progress(f"[reaping] ours-json: {found.reaping.to_json()}")
+    return found
+
+
+def fast_stack_bars(results: Results) -> dict[str, dict[str, float | None]]:
+    """calls/s of ours and raw on both stacks (and under granian), per era and phase."""
+    groups: dict[str, dict[str, float | None]] = {}
+    names = ("ours-json", "ours-fast", "ours-granian", "raw", "raw-fast", "raw-granian")
+    for era, (summaries, _, _) in results.get("http", {}).items():
+        by_name = {s.spec.name: s.medians() for s in summaries}
+        if not by_name.get("ours-fast"):
+            continue
+        for metric, phase in (("seq_calls_per_s", "seq"), ("inflight_calls_per_s", "32 in flight")):
+            groups[f"{era}, {phase}"] = {
+                name: by_name[name].get(metric) for name in names if by_name.get(name)
+            }
+    return groups
+
+
+def scale_out_bars(
+    results: Results, scale: dict[str, dict[int, float]] | None
+) -> dict[str, dict[str, float | None]]:
+    """Per era: ours through 1, 2, 4 instances on Redis, beside each peer's single instance (32 in
+    flight, from this run's HTTP table)."""
+    if not scale:
+        return {}
+    groups: dict[str, dict[str, float | None]] = {}
+    for era, rates in scale.items():
+        group: dict[str, float | None] = {f"ours x{n} (Redis)": rate for n, rate in rates.items()}
+        section = results.get("http", {}).get(era)  # type: ignore[call-overload]
+        for summary in section[0] if section else []:
+            if summary.spec.name in ("ours-json", "sdk", "fastmcp", "ts") and summary.medians():
+                group[f"{summary.spec.name} x1"] = summary.medians()["inflight_calls_per_s"]
+        groups[era] = group
+    return groups
+
+
+def draw_pngs(found: CurvesRun, document: dict[str, Any]) -> None:
+    problem = plot.matplotlib_missing()
+    if problem:
+        found.notes.append(f"no PNGs: {problem}")
+        return
+    found.pngs = [str(path.relative_to(ROOT)) for path in plot.draw_all(document)]
+
+
+def _fmt_point(value: float | None, metric: str) -> str:
+    if value is None:
+        return "-"
+    if metric.endswith("_bytes"):
+        return f"{value:,.0f}"
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value < 10 else f"{value:.1f}"
+
+
+def _x_label(x: float, key: str) -> str:
+    if key.startswith("payload"):
+        size = int(x)
+        for unit, scale in (("MiB", curves.MIB), ("KiB", curves.KIB)):
+            if size >= scale:
+                return f"{size / scale:.4g} {unit}"
+        return f"{size} B"
+    return f"{int(x):,}"
+
+
+def render_curves(found: CurvesRun) -> str:
+    out: list[str] = []
+    for key, curve in found.by_key.items():
+        out += [f"curve {key}: {curve.title} (median of {curve.extra.get('rounds', 1)} round(s))", ""]
+        for metric, label in curve.metrics.items():
+            headers = [label, *(_x_label(x, key) for x in curve.x)]
+            rows = [
+                [name, *(_fmt_point(v, metric) for v in series.get(metric, [None] * len(curve.x)))]
+                for name, series in curve.series.items()
+            ]
+            if rows:
+                out += [*_table(headers, rows), ""]
+        for name, why in curve.problems.items():
+            out.append(f"  {name}: not measured: {why}")
+        marginal = curve.extra.get("marginal_kib", {})
+        if marginal:
+            out.append(
+                "  KiB per session between the last two checkpoints: "
+                + ", ".join(f"{name} {kib:.2f}" for name, kib in marginal.items())
+            )
+        out += [f"  note: {note}" for note in curve.notes]
+        out.append("")
+    reaping = found.reaping
+    if reaping is not None:
+        if reaping.problem:
+            out.append(f"reaping (ours-json): FAILED: {reaping.problem}")
+        else:
+            rss = ", ".join(f"{k} {v:.1f} MiB" for k, v in reaping.rss_mib.items())
+            out.append(
+                f"reaping (ours-json, --session-timeout {reaping.timeout:g}, "
+                f"{reaping.sessions:,} idle sessions): "
+                f"RSS {rss}; the last session was gone {reaping.reaped_after_s or 0:.1f} s after the fill"
+            )
+        out.append("")
+    if found.fast_stack:
+        out.append(
+            "the fast stack (calls/s over HTTP; ours and raw on asyncio + h11, uvloop + httptools, granian):"
+        )
+        for group, bars in found.fast_stack.items():
+            shown = ", ".join(f"{name} {value:,.0f}" for name, value in bars.items() if value is not None)
+            out.append(f"  {group}: {shown}")
+        out.append("")
+    if found.scale_out:
+        out.append(f"scale-out on Redis ({SCALE_OUT.relative_to(ROOT)}), calls/s:")
+        for era, bars in found.scale_out.items():
+            out.append(f"  {era}: " + ", ".join(f"{k} {v:,.0f}" for k, v in bars.items() if v is not None))
+    else:
+        out.append(
+            f"scale-out: {SCALE_OUT.relative_to(ROOT)} does not exist (bench/scale_out.py writes it): "
+            "no scale-out line drawn"
+        )
+    out += [f"note: {note}" for note in found.notes]
+    if found.pngs:
+        out.append("PNGs: " + ", ".join(found.pngs))
+    return "\n".join(out).rstrip()
+
+
 # -- command line ------------------------------------------------------------------------------
 
 
@@ -1160,6 +1490,21 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
     return value
+
+
+QUICK: dict[str, Any] = {
+    "calls": 500,
+    "inflight_calls": 1500,
+    "rounds": 1,
+    "list_calls": 50,
+    "list_rounds": 1,
+    "import_runs": 3,
+    "floor_rounds": 3,
+    "memory_calls": 20_000,
+    "memory_sessions": 2000,
+    "curve_rounds": 1,
+    "curve_seconds": 0.6,
+}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -1251,7 +1596,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds allowed per phase (default 120)"
     )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run: fewer rounds, calls and curve points (about 5 minutes)",
+    )
+    parser.add_argument("--skip-curves", action="store_true", help="skip the curves (and their PNGs)")
+    parser.add_argument(
+        "--curve-rounds", type=_positive, default=2, help="rounds of each curve, servers alternated (2)"
+    )
+    parser.add_argument(
+        "--curve-seconds", type=float, default=1.5, help="time budget of one curve point (1.5 s)"
+    )
     args = parser.parse_args(argv)
+    if args.quick:  # every count still at its default gets the quick one
+        for name, value in QUICK.items():
+            if getattr(args, name) == parser.get_default(name):
+                setattr(args, name, value)
     args.transports = list(TRANSPORTS) if args.transport == "both" else [args.transport]
     args.eras = list(ERAS) if args.era == "both" else [args.era]
     available = [name for t in args.transports for name in server_specs(t)]
@@ -1315,7 +1676,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra_report = render_extras(found, args)
     if extra_report:
         reports.append(extra_report)
-    target_rows = targets(results, found)
+    scaled = run_curves(args, env)
+    scaled.fast_stack = fast_stack_bars(results)
+    if "http" in args.transports:
+        scaled.scale_out = scale_out_bars(results, curves.load_scale_out(SCALE_OUT))
+    if not args.skip_curves:
+        draw_pngs(scaled, {"curves": scaled.to_json()})
+        reports.append(render_curves(scaled))
+    target_rows = targets(results, found, scaled)
     reports.append(render_targets(target_rows))
     sys.stdout.write("\n\n".join(reports) + "\n")
     if args.json is not None:
@@ -1323,7 +1691,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         document = json_document(results, cross_era, config, args.tools)
         document["config"]["slow_share"] = args.slow_share
+        document["config"]["quick"] = args.quick
         document["extras"] = found.to_json()
+        document["curves"] = scaled.to_json()
         document["targets"] = [dataclasses.asdict(row) for row in target_rows]
         path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     # A peer that is not installed is reported but does not fail the run; everything else must be ok.
@@ -1334,7 +1704,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for s in summaries
         if s.spec.missing is None
     ]
-    return 0 if all(status == "ok" for status in statuses) and not found.failed() else 1
+    curve_failed = any(
+        name in ("ours", "ours-json", "raw") for curve in scaled.by_key.values() for name in curve.problems
+    )
+    ok = all(status == "ok" for status in statuses) and not found.failed() and not curve_failed
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

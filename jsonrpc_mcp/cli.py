@@ -76,6 +76,8 @@ def _serve_options() -> argparse.ArgumentParser:
     parser.add_argument("--ready-path", default="/readyz")  # readiness probe ("": none)
     parser.add_argument("--drain-delay", type=float, default=0.0)  # SIGTERM: seconds not ready, then stop
     parser.add_argument("--drain-grace", type=float, default=5.0)  # seconds in-flight requests may take
+    parser.add_argument("--loop", choices=["auto", "asyncio", "uvloop"])  # --http: the event loop
+    parser.add_argument("--http-parser", choices=["auto", "h11", "httptools"])  # --http: HTTP/1.1 parser
     return parser
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
 
 fastmcp: Any = importlib.import_module("fastmcp")
 server: Any = fastmcp.FastMCP("bench-echo-fastmcp", version="0.1.0")
@@ -34,6 +36,42 @@ for _i in range(1, int(os.environ.get("MCPBENCH_TOOLS", "0") or 0) + 1):
     server.tool(_dummy, name=f"tool_{_i:04d}", description=f"Dummy tool number {_i}.")
 
 
+class Item(BaseModel):
+    id: int
+    label: str
+    weight: float | None = None
+
+
+class Options(BaseModel):
+    dry_run: bool | None = None
+    depth: int | None = Field(default=None, ge=1)
+
+
+async def _complex(
+    name: Annotated[str, Field(min_length=1, max_length=64)],
+    count: Annotated[int, Field(ge=0, le=1000)],
+    items: list[Item],
+    mode: Literal["fast", "safe", "slow"] | None = None,
+    tags: Annotated[list[str], Field(max_length=16)] | None = None,
+    options: Options | None = None,
+) -> str:
+    """A tool with a complex schema (the same as complex_schema.json), validated by pydantic."""
+    return f"{name}:{count}:{len(items)}"
+
+
+if os.environ.get("MCPBENCH_COMPLEX") == "1":
+    server.tool(_complex, name="complex", description="A tool with a complex schema.")
+
+
+def stack() -> dict[str, Any]:
+    """uvicorn's event loop and HTTP parser: ``$MCPBENCH_UVICORN_LOOP`` / ``$MCPBENCH_UVICORN_HTTP``,
+    else the default stack (asyncio, h11), pinned so that an installed uvloop changes nothing."""
+    return {
+        "loop": os.environ.get("MCPBENCH_UVICORN_LOOP", "asyncio"),
+        "http": os.environ.get("MCPBENCH_UVICORN_HTTP", "h11"),
+    }
+
+
 def main(argv: list[str]) -> None:
     if "--http" not in argv:
         server.run(transport="stdio", show_banner=False)
@@ -43,7 +81,7 @@ def main(argv: list[str]) -> None:
     positional = [arg for arg in argv if not arg.startswith("--")]
     port = int(positional[0] if positional else os.environ.get("MCPBENCH_PORT", "8000"))
     app = server.http_app(path="/mcp", json_response=True)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **stack())
 
 
 if __name__ == "__main__":

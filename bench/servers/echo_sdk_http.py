@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, Field
 
 server = MCPServer("bench-echo-sdk", version="0.1.0")
 
@@ -39,6 +41,42 @@ def _register_dummy_tools(count: int) -> None:
 _register_dummy_tools(int(os.environ.get("MCPBENCH_TOOLS", "0") or 0))
 
 
+class Item(BaseModel):
+    id: int
+    label: str
+    weight: float | None = None
+
+
+class Options(BaseModel):
+    dry_run: bool | None = None
+    depth: int | None = Field(default=None, ge=1)
+
+
+async def _complex(
+    name: Annotated[str, Field(min_length=1, max_length=64)],
+    count: Annotated[int, Field(ge=0, le=1000)],
+    items: list[Item],
+    mode: Literal["fast", "safe", "slow"] | None = None,
+    tags: Annotated[list[str], Field(max_length=16)] | None = None,
+    options: Options | None = None,
+) -> str:
+    """A tool with a complex schema (the same as complex_schema.json), validated by pydantic."""
+    return f"{name}:{count}:{len(items)}"
+
+
+if os.environ.get("MCPBENCH_COMPLEX") == "1":
+    server.add_tool(_complex, name="complex", description="A tool with a complex schema.")
+
+
+def stack() -> dict[str, Any]:
+    """uvicorn's event loop and HTTP parser: ``$MCPBENCH_UVICORN_LOOP`` / ``$MCPBENCH_UVICORN_HTTP``,
+    else the default stack (asyncio, h11), pinned so that an installed uvloop changes nothing."""
+    return {
+        "loop": os.environ.get("MCPBENCH_UVICORN_LOOP", "asyncio"),
+        "http": os.environ.get("MCPBENCH_UVICORN_HTTP", "h11"),
+    }
+
+
 def main(argv: list[str]) -> None:
     import uvicorn
 
@@ -49,7 +87,7 @@ def main(argv: list[str]) -> None:
     host = "127.0.0.1"
     # host= picks the SDK's DNS-rebinding allowlist for loopback, as ours checks Host and Origin.
     app = server.streamable_http_app(json_response=json_response, stateless_http=stateless, host=host)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, **stack())
 
 
 if __name__ == "__main__":

@@ -35,6 +35,26 @@ function makeServer() {
       async ({ x }) => ({ content: [{ type: "text", text: String(x ?? 0) }] }),
     );
   }
+  if (process.env.MCPBENCH_COMPLEX === "1") {
+    // the schema of complex_schema.json, validated by zod on every call
+    const item = z.object({ id: z.number().int(), label: z.string(), weight: z.number().optional() });
+    const options = z.object({ dry_run: z.boolean().optional(), depth: z.number().int().min(1).optional() });
+    server.registerTool(
+      "complex",
+      {
+        description: "A tool with a complex schema.",
+        inputSchema: {
+          name: z.string().min(1).max(64),
+          count: z.number().int().min(0).max(1000),
+          mode: z.enum(["fast", "safe", "slow"]).optional(),
+          tags: z.array(z.string()).max(16).optional(),
+          items: z.array(item),
+          options: options.optional(),
+        },
+      },
+      async ({ name, count, items }) => ({ content: [{ type: "text", text: `${name}:${count}:${items.length}` }] }),
+    );
+  }
   return server;
 }
 

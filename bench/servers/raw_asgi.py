@@ -16,9 +16,11 @@ on 127.0.0.1 with the same ``uvicorn.run`` options as ``jsonrpc-mcp serve --http
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -58,6 +60,11 @@ def build_tools(extra: int) -> list[dict[str, Any]]:
         {"name": f"tool_{i:04d}", "description": f"Dummy tool number {i}.", "inputSchema": dummy_schema}
         for i in range(1, extra + 1)
     ]
+    if os.environ.get("MCPBENCH_COMPLEX") == "1":  # listed and answered, never validated (the limit)
+        schema = json.loads((Path(__file__).parent / "complex_schema.json").read_text())
+        dummies.append(
+            {"name": "complex", "description": "A tool with a complex schema.", "inputSchema": schema}
+        )
     return [echo, *dummies]
 
 
@@ -156,11 +163,20 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     await _respond(send, 200, orjson.dumps(reply))
 
 
+def stack() -> dict[str, Any]:
+    """uvicorn's event loop and HTTP parser: ``$MCPBENCH_UVICORN_LOOP`` / ``$MCPBENCH_UVICORN_HTTP``,
+    else the default stack (asyncio, h11), pinned so that an installed uvloop changes nothing."""
+    return {
+        "loop": os.environ.get("MCPBENCH_UVICORN_LOOP", "asyncio"),
+        "http": os.environ.get("MCPBENCH_UVICORN_HTTP", "h11"),
+    }
+
+
 def main() -> None:
     import uvicorn
 
     port = int(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("MCPBENCH_PORT", "8000"))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **stack())
 
 
 if __name__ == "__main__":

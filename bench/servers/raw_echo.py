@@ -12,8 +12,10 @@ request whose ``params._meta`` names a protocol version gets ``resultType: "comp
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -50,6 +52,11 @@ def build_tools(extra: int) -> list[dict[str, Any]]:
                 "description": f"Dummy tool number {i}.",
                 "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}}},
             }
+        )
+    if os.environ.get("MCPBENCH_COMPLEX") == "1":  # listed and answered, never validated (the limit)
+        schema = json.loads((Path(__file__).parent / "complex_schema.json").read_text())
+        tools.append(
+            {"name": "complex", "description": "A tool with a complex schema.", "inputSchema": schema}
         )
     return tools
 

@@ -45,12 +45,16 @@ class InMemoryEventStore:
     """The last ``max_events`` events of one session, in memory."""
 
     def __init__(self, max_events: int = 1000) -> None:
-        self._events: deque[tuple[str, str, bytes]] = deque(maxlen=max_events)
+        self._max_events = max_events
+        # made on the first event: most sessions never store one, and an empty deque is ~600 bytes
+        self._events: deque[tuple[str, str, bytes]] | None = None
         self._counter = itertools.count(1)
 
     async def store_event(self, stream_id: str, message: bytes) -> str:
         """Keep ``message`` as the next event of ``stream_id``; return its event id (``stream:n``)."""
         event_id = f"{stream_id}:{next(self._counter)}"
+        if self._events is None:
+            self._events = deque(maxlen=self._max_events)
         self._events.append((event_id, stream_id, message))
         return event_id
 
@@ -60,7 +64,7 @@ class InMemoryEventStore:
         stream_id, _, _ = last_event_id.rpartition(":")
         found = False
         replay: list[tuple[str, bytes]] = []
-        for event_id, owner, message in self._events:
+        for event_id, owner, message in self._events or ():
             if found and owner == stream_id:
                 replay.append((event_id, message))
             elif event_id == last_event_id:
@@ -68,8 +72,12 @@ class InMemoryEventStore:
         return (stream_id, replay) if found else None
 
     async def close(self) -> None:
+<<<<<<< HEAD
         """Forget every event (the session ended)."""
         self._events.clear()
+=======
+        self._events = None
+>>>>>>> h19-bench
 
 
 class EventStream:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -86,9 +87,17 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         sock.close()
         sys.stderr.write(f"jsonrpc-mcp: {exc}\n")
         return 2
+    try:
+        loop, http = http_stack(getattr(options, "loop", None), getattr(options, "http_parser", None))
+    except ValueError as exc:
+        sock.close()
+        sys.stderr.write(f"jsonrpc-mcp: {exc}\n")
+        return 2
+    common.update(loop=loop, http=http)
     if options.workers > 1:
         sock.close()  # uvicorn binds it again for its workers (SO_REUSEADDR): the check was the point
     sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
+    sys.stderr.write(f"jsonrpc-mcp: event loop {loop}, HTTP parser {http}\n")
     sys.stderr.flush()
     if options.workers > 1:
         # each worker process imports the app afresh: hand it the target and the options, and one
@@ -105,6 +114,27 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
     config = uvicorn.Config(app, **common)
     _GracefulServer(config, app, getattr(options, "drain_delay", 0.0)).run(sockets=[sock])
     return 0
+
+
+LOOP_ENV, PARSER_ENV = "JSONRPC_MCP_LOOP", "JSONRPC_MCP_HTTP_PARSER"
+_STACK = {"loop": ("uvloop", "asyncio"), "http": ("httptools", "h11")}  # (the fast one, the default)
+
+
+def http_stack(loop: str | None = None, http: str | None = None) -> tuple[str, str]:
+    """The event loop and HTTP/1.1 parser to serve with: the option, else ``$JSONRPC_MCP_LOOP`` /
+    ``$JSONRPC_MCP_HTTP_PARSER``, else ``auto``: uvloop and httptools when installed (the ``fast``
+    extra), asyncio and h11 otherwise. Raises ValueError for a choice that is not installed."""
+    chosen = []
+    for kind, value, env in (("loop", loop, LOOP_ENV), ("http", http, PARSER_ENV)):
+        fast, default = _STACK[kind]
+        wanted = (value or os.environ.get(env) or "auto").strip().lower()
+        if wanted not in ("auto", fast, default):
+            raise ValueError(f"${env} must be auto, {default} or {fast}, not {wanted!r}")
+        installed = importlib.util.find_spec(fast) is not None
+        if wanted == fast and not installed:
+            raise ValueError(f"{fast} is not installed (pip install 'jsonrpc-mcp[fast]')")
+        chosen.append(wanted if wanted != "auto" else fast if installed else default)
+    return chosen[0], chosen[1]
 
 
 def _redis_problem(url: str) -> str | None:

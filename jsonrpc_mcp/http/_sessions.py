@@ -11,6 +11,7 @@ Every time reading of this package is here (``time.monotonic``), so that a test 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import secrets
 import time
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..jsonrpc.endpoint import Endpoint
+from ..server._pipeline import current_http_headers
 from ..server._session import MCP_CANCEL, ServerSession
 from ._auth import PRINCIPAL
 from ._events import EventStore, EventStream
@@ -127,7 +129,11 @@ class HttpSession:
         except RuntimeError:
             logger.warning("not on asyncio: list_changed notifications are not sent over HTTP")
             return
-        self._notifier = loop.create_task(self.mcp.run_notifier())
+        # not in the opening request's context: the task lives as long as the session, and would keep
+        # that request's headers (current_http_headers) alive with it
+        context = contextvars.copy_context()
+        context.run(current_http_headers.set, None)
+        self._notifier = context.run(loop.create_task, self.mcp.run_notifier())  # (context= is 3.11+)
 
     def end_standalone(self, retry_ms: int) -> None:
         """End the standalone (GET) stream, with a final event when a client is attached."""
