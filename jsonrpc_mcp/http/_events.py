@@ -72,12 +72,8 @@ class InMemoryEventStore:
         return (stream_id, replay) if found else None
 
     async def close(self) -> None:
-<<<<<<< HEAD
         """Forget every event (the session ended)."""
-        self._events.clear()
-=======
         self._events = None
->>>>>>> h19-bench
 
 
 class EventStream:
