@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..jsonrpc.endpoint import Endpoint
-from ..server._pipeline import current_http_headers
 from ..server._session import MCP_CANCEL, ServerSession
 from ._auth import PRINCIPAL
 from ._events import EventStore, EventStream
@@ -34,6 +33,9 @@ if TYPE_CHECKING:
 __all__ = ["HttpSession"]
 
 logger = logging.getLogger("jsonrpc_mcp.http")
+
+# the context of what a session sends outside any request (list_changed): no request's variables
+_NO_REQUEST = contextvars.Context()
 
 
 class _AppState:
@@ -102,7 +104,6 @@ class HttpSession:
         self.in_flight = 0
         self.last_active = time.monotonic()
         self.closed = False
-        self._notifier: asyncio.Task[None] | None = None
         self._ending: asyncio.Task[None] | None = None  # the standalone stream's final event
         # who opened it (a protected server: the token's client and subject); only they may use it
         self.principal: Any = None
@@ -125,15 +126,14 @@ class HttpSession:
         """Start the list_changed notifier (asyncio servers; other loops get no list_changed)."""
         self.app.server.attach(self.mcp)
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             logger.warning("not on asyncio: list_changed notifications are not sent over HTTP")
             return
-        # not in the opening request's context: the task lives as long as the session, and would keep
-        # that request's headers (current_http_headers) alive with it
-        context = contextvars.copy_context()
-        context.run(current_http_headers.set, None)
-        self._notifier = context.run(loop.create_task, self.mcp.run_notifier())  # (context= is 3.11+)
+        # no task for the session's whole life (memory per idle session), and not in the opening
+        # request's context: a notification is no part of that request (nor of the one that changed
+        # a list), and the session would keep that request's headers alive
+        self.mcp.notify_on_demand(_NO_REQUEST)
 
     def end_standalone(self, retry_ms: int) -> None:
         """End the standalone (GET) stream, with a final event when a client is attached."""
@@ -154,8 +154,7 @@ class HttpSession:
             return
         self.closed = True
         self.endpoint.cancel_all_incoming()
-        if self._notifier is not None:
-            self._notifier.cancel()
+        self.mcp.stop_notifying()
         self.app.server.detach(self.mcp)
         for stream in self.streams.values():
             stream.close()

@@ -254,13 +254,13 @@ async def _set_level(session: ServerSession, params: dict[str, Any], rc: Request
 
 async def _subscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
     uri = _required_string(params, "uri", "resources/subscribe")
-    session.subscriptions.add(uri)
+    session.subscribe(uri)
     return {}
 
 
 async def _unsubscribe(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
     uri = _required_string(params, "uri", "resources/unsubscribe")
-    session.subscriptions.discard(uri)
+    session.subscriptions = session.subscriptions - {uri}
     return {}
 
 

@@ -14,6 +14,8 @@ request's answer (see :mod:`jsonrpc_mcp.server._context`).
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import threading
 from collections.abc import Coroutine
@@ -40,6 +42,8 @@ logger = logging.getLogger("jsonrpc_mcp.server")
 
 # how MCP cancels a request: notifications/cancelled naming it by params.requestId
 MCP_CANCEL = CancelSpec(wire.CANCELLED, wire.CANCEL_ID_KEY)
+
+_NO_SUBSCRIPTIONS: frozenset[str] = frozenset()
 
 # registry kind (Registry.kind, what Server._changed reports) -> (capability, notification)
 _LIST_CHANGED = {
@@ -76,10 +80,15 @@ class ServerSession:
         self.capabilities: dict[str, Any] = {} if revision is None else server.capabilities(revision)
         self._pending: set[str] = set()
         self._wake: anyio.Event | None = None  # made by run_notifier (a throwaway session never needs it)
+        # or, without run_notifier, a task made per burst of changes (notify_on_demand)
+        self._on_demand: tuple[asyncio.AbstractEventLoop, contextvars.Context] | None = None
+        self._flusher: asyncio.Task[None] | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._thread = threading.get_ident()
         self.log_threshold = level_index(server.default_log_level) if log_threshold is None else log_threshold
-        self.subscriptions: set[str] = set()
+        # the URIs subscribed to (resources/subscribe): a set from the first one on, until then one
+        # shared empty frozenset (an empty set is 216 bytes, and most sessions never subscribe)
+        self.subscriptions: set[str] | frozenset[str] = _NO_SUBSCRIPTIONS
         self.session_id: str | None = None  # the transport's id of the session (Mcp-Session-Id), if any
 
     @classmethod
@@ -162,6 +171,12 @@ class ServerSession:
         """Whether a message of this level (index in LEVELS) goes to the client."""
         return rank >= self.log_threshold and "logging" in self.capabilities
 
+    def subscribe(self, uri: str) -> None:
+        """Add ``uri`` to the session's subscriptions (``resources/subscribe``)."""
+        if type(self.subscriptions) is not set:
+            self.subscriptions = set(self.subscriptions)
+        self.subscriptions.add(uri)
+
     def is_subscribed(self, uri: str) -> bool:
         """Whether ``uri`` is, or is below (``uri`` starts with it and a "/"), a subscribed URI."""
         subscriptions = self.subscriptions
@@ -197,6 +212,34 @@ class ServerSession:
     def _poke(self) -> None:
         if self._wake is not None:
             self._wake.set()
+        elif self._on_demand is not None and self._flusher is None:
+            loop, context = self._on_demand
+            self._flusher = context.run(loop.create_task, self._flush())  # (context= is 3.11+)
+
+    def notify_on_demand(self, context: contextvars.Context) -> None:
+        """Send list_changed from a task made for each burst of changes, in a copy of ``context``,
+        instead of a :meth:`run_notifier` task for the session's whole life: a server holding many
+        idle sessions (Streamable HTTP) then keeps no task, future or event per session. Called on
+        the session's event loop (asyncio); :meth:`stop_notifying` undoes it."""
+        self._token = anyio.lowlevel.current_token()
+        self._thread = threading.get_ident()
+        self._on_demand = (asyncio.get_running_loop(), context)
+
+    def stop_notifying(self) -> None:
+        """No more list_changed from :meth:`notify_on_demand` (the session ended)."""
+        self._on_demand = None
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
+
+    async def _flush(self) -> None:
+        try:
+            # the task starts on the loop's next turn: the changes of this one are announced together
+            while self._pending and self.state is State.READY:
+                kinds, self._pending = self._pending, set()
+                await self._announce(kinds)
+        finally:
+            self._flusher = None
 
     def list_changed(self, kind: str) -> None:
         """A registry changed (from any thread): schedule the matching list_changed notification."""
@@ -231,20 +274,24 @@ class ServerSession:
             if self.state is not State.READY:
                 continue  # held until the client says "initialized" (handle_notification wakes us)
             kinds, self._pending = self._pending, set()
-            sent: set[str] = set()
-            for kind in sorted(kinds):
-                entry = _LIST_CHANGED.get(kind)
-                if entry is None:
-                    logger.warning("no list_changed notification for registry kind %r", kind)
-                    continue
-                capability, method = entry
-                if method in sent or not self.capabilities.get(capability, {}).get("listChanged"):
-                    continue
-                sent.add(method)
-                try:
-                    await self.notify(method)
-                except Exception as exc:
-                    logger.debug("could not send %s: %s", method, exc)
+            await self._announce(kinds)
+
+    async def _announce(self, kinds: set[str]) -> None:
+        """One list_changed notification per list that changed and whose capability says so."""
+        sent: set[str] = set()
+        for kind in sorted(kinds):
+            entry = _LIST_CHANGED.get(kind)
+            if entry is None:
+                logger.warning("no list_changed notification for registry kind %r", kind)
+                continue
+            capability, method = entry
+            if method in sent or not self.capabilities.get(capability, {}).get("listChanged"):
+                continue
+            sent.add(method)
+            try:
+                await self.notify(method)
+            except Exception as exc:
+                logger.debug("could not send %s: %s", method, exc)
 
     # -- helpers ----------------------------------------------------------------------------------
     def _rev(self) -> Revision:

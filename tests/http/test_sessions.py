@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import contextlib
 import time
 from collections.abc import AsyncIterator
@@ -70,6 +72,31 @@ async def test_the_get_stream_receives_list_changed_when_a_tool_is_added(http: h
                 event, message = await reader.message()
     assert message == {"jsonrpc": "2.0", "method": TOOLS_CHANGED}
     assert event.id
+
+
+async def test_idle_sessions_hold_no_task_and_a_burst_of_changes_is_one_notification(
+    http: httpx.AsyncClient,
+) -> None:
+    server = build_server()
+    server.add_prompt("early_prompt", late_tool)  # so that the sessions have prompts' listChanged
+    app = McpHttpApp(server)
+    async with serving(app) as base:
+        url = base + "/mcp"
+        first = await open_session(http, url)
+        tasks_with_one = len(asyncio.all_tasks())
+        for _ in range(20):
+            await open_session(http, url)
+        # list_changed is sent by a task made per burst of changes, not by one per session
+        assert len(asyncio.all_tasks()) <= tasks_with_one + 2
+        with anyio.fail_after(TIMEOUT):
+            async with standalone(http, url, first) as reader:
+                for name in ("late1", "late2", "late3"):  # in one turn of the loop
+                    server.add_tool(name, late_tool)
+                _, changed = await reader.message()
+                server.add_prompt("late_prompt", late_tool)
+                _, then = await reader.message()
+    assert changed["method"] == TOOLS_CHANGED
+    assert then["method"] == "notifications/prompts/list_changed"
 
 
 async def test_each_message_goes_on_exactly_one_stream(http: httpx.AsyncClient, controls: Controls) -> None:
