@@ -31,6 +31,13 @@ what a client may meet on any of them:
   verifies a retry sealed by any other.
 * **Tasks** (:mod:`._redis_tasks`): the Tasks extension's default store is replaced by one in
   Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance.
+* **Server-to-client requests** (sampling, elicitation, roots): an instance numbers the requests
+  it sends a session from its own base (``tag * ID_SPAN``: an integer id says which instance sent
+  it). The client may answer through any instance: one that has no request waiting under that id
+  publishes the response on the sender's own channel, ``<prefix>:bus:<tag>``, and the sender feeds
+  it to the request that waits (its timeout and cancellation are the sender's, as on one
+  instance). A ``notifications/cancelled`` for a request this instance is not running is published
+  on the bus: the instance running it cancels it.
 * **Readiness**: a PING per probe; the app is not ready while Redis does not answer.
 
 ``redis`` (the ``redis`` extra, its asyncio API) is imported when a backend is made, never before.
@@ -50,6 +57,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
+from ..jsonrpc import codec
+from ..jsonrpc.messages import ErrorResponse, Notification, RequestId, Response
 from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
 from ..wire import RESOURCE_UPDATED
@@ -66,6 +75,7 @@ logger = logging.getLogger("jsonrpc_mcp.http.redis")
 _ENTRY_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
 _STREAM_ID = re.compile(r"[A-Za-z0-9_]{1,32}")
 _BACKOFF = (0.1, 0.5, 1.0, 2.0)  # seconds between the subscriber's attempts to reconnect
+ID_SPAN = 2**22  # the ids of one instance's server-to-client requests: tag * ID_SPAN + n (< 2**53)
 
 
 class RedisUnavailable(RuntimeError):
@@ -165,6 +175,9 @@ class _BusHub(SubscriptionHub):
         kind, value = message.get("k"), message.get("v")
         if type(value) is not str:
             return
+        if kind == "resp" or kind == "cancel":
+            self._backend.settle(self._app, message)
+            return
         if kind == "end":  # deleted on another instance
             ended = self._app.sessions.pop(value, None)
             if ended is not None:
@@ -222,12 +235,15 @@ class RedisBackend:
         self.share_state_key = share_state_key
         self.share_tasks = share_tasks
         self.instance = secrets.token_hex(8)  # tags what this instance publishes
+        self.tag = secrets.randbelow(2**30) + 1  # the base of its server-to-client request ids
         self.channel = f"{prefix}:bus"
+        self.own_channel = f"{prefix}:bus:{self.tag}"  # what is for this instance only
+        self._settling: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._hub: _BusHub | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
-        self._queue: asyncio.Queue[bytes] | None = None
+        self._queue: asyncio.Queue[tuple[str, bytes]] | None = None
         self.subscribed = anyio.Event()
 
     @classmethod
@@ -255,6 +271,57 @@ class RedisBackend:
         return RedisEventStore(
             self.client, base, max_events=self.max_events, ttl=self.event_ttl, record=record
         )
+
+    # -- server-to-client requests ----------------------------------------------------------------
+    def bind(self, session: HttpSession) -> None:
+        """Number the session's server-to-client requests from this instance's base, and forward
+        the responses and cancellations that are for another instance."""
+        session_id = session.id
+        assert session_id is not None
+        endpoint = session.endpoint
+        endpoint.number_outgoing_from(self.tag * ID_SPAN)
+
+        def unknown_response(response: Response | ErrorResponse) -> bool:
+            rid = response.id
+            if type(rid) is not int or rid < ID_SPAN or rid // ID_SPAN == self.tag:
+                return False  # not an id of ours, or ours and late (timed out, cancelled)
+            if type(response) is Response:
+                raw = codec.encode_response(rid, response.result)
+            else:
+                raw = orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": response.error})  # type: ignore[union-attr]
+            self.publish({"k": "resp", "v": session_id, "m": raw.decode()}, f"{self.channel}:{rid // ID_SPAN}")
+            return True
+
+        def unknown_cancel(rid: RequestId, notification: Notification) -> bool:
+            self.publish({"k": "cancel", "v": session_id, "m": rid})
+            return True
+
+        endpoint.unknown_response = unknown_response
+        endpoint.unknown_cancel = unknown_cancel
+
+    def settle(self, app: McpHttpApp, message: dict[str, Any]) -> None:
+        """A response another instance received for a request sent here, or a cancellation."""
+        session = app.sessions.get(message["v"])
+        if session is None or session.closed:
+            return
+        if message["k"] == "cancel":
+            rid = message.get("m")
+            if (type(rid) is int or type(rid) is str) and session.endpoint.cancel_incoming(rid):
+                logger.debug("request %r of session %s cancelled from another instance", rid, session.id)
+            return
+        raw = message.get("m")
+        if type(raw) is not str:
+            return
+        task = asyncio.get_running_loop().create_task(self._answer(session, raw.encode()))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    @staticmethod
+    async def _answer(session: HttpSession, raw: bytes) -> None:  # (a task: kept in _settling)
+        try:
+            await session.endpoint.process(raw, session)
+        except Exception as exc:
+            logger.debug("a forwarded response was not delivered: %s", exc)
 
     async def register_session(self, session: HttpSession) -> None:
         """Record what the session is (its revision, the client's info and capabilities, who opened
@@ -373,22 +440,23 @@ class RedisBackend:
                 with contextlib.suppress(Exception):
                     await self.client.aclose()
 
-    def publish(self, message: dict[str, Any]) -> None:
-        """Queue ``message`` for the other instances (from any thread; dropped when not running)."""
+    def publish(self, message: dict[str, Any], channel: str | None = None) -> None:
+        """Queue ``message`` for the other instances (from any thread; dropped when not running),
+        on the bus or on ``channel``."""
         loop, queue = self._loop, self._queue
         if loop is None or queue is None:
             return
-        data = orjson.dumps({**message, "o": self.instance})
+        item = (channel or self.channel, orjson.dumps({**message, "o": self.instance}))
         if threading.get_ident() == self._thread:
-            self._put(queue, data)
+            self._put(queue, item)
         else:
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(self._put, queue, data)
+                loop.call_soon_threadsafe(self._put, queue, item)
 
     @staticmethod
-    def _put(queue: asyncio.Queue[bytes], data: bytes) -> None:
+    def _put(queue: asyncio.Queue[tuple[str, bytes]], item: tuple[str, bytes]) -> None:
         try:
-            queue.put_nowait(data)
+            queue.put_nowait(item)
         except asyncio.QueueFull:
             logger.warning("the Redis bus is backed up: a notification for other instances was dropped")
 
@@ -396,9 +464,9 @@ class RedisBackend:
         assert self._queue is not None
         queue = self._queue
         while True:
-            data = await queue.get()
+            channel, data = await queue.get()
             try:
-                await self.client.publish(self.channel, data)
+                await self.client.publish(channel, data)
             except Exception as exc:
                 logger.warning("could not publish to Redis at %s: %s", self.url, exc)
 
@@ -407,7 +475,7 @@ class RedisBackend:
         while True:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self.channel)
+                await pubsub.subscribe(self.channel, self.own_channel)
                 self.subscribed.set()
                 if attempt:
                     logger.info("the Redis bus at %s is back", self.url)

@@ -103,6 +103,8 @@ class HttpSession:
         self._ending: asyncio.Task[None] | None = None  # the standalone stream's final event
         # who opened it (a protected server: the token's client and subject); only they may use it
         self.principal: Any = None
+        if app.redis is not None and session_id is not None:
+            app.redis.bind(self)  # server-to-client requests answered through another instance
 
     def belongs_to(self, scope: Any) -> bool:
         """Whether the request (its authenticated principal, if any) may use this session."""

@@ -58,3 +58,13 @@ async def compute(seconds: float) -> str:
     """Take ``seconds``, answer with this process's id: a task when the client speaks Tasks."""
     await anyio.sleep(seconds)
     return f"computed by {os.getpid()}"
+
+
+@server.tool()
+async def ask_briefly(ctx: Context) -> str:
+    """Ask the client for its roots, waiting at most half a second."""
+    try:
+        result = await ctx.send_request("roots/list", {}, timeout=0.5)
+    except Exception as exc:
+        return f"no answer: {type(exc).__name__}"
+    return f"roots: {len(result.get('roots', []))}"
