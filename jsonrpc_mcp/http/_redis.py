@@ -11,14 +11,22 @@ what a client may meet on any of them:
   ``<prefix>:session:<id>``; an instance that meets a session id it does not hold (POST, GET,
   DELETE) adopts the session from that record (:meth:`RedisBackend.adopt`), naming its new streams
   apart. A DELETE drops the record and the streams and tells the others (on the bus), which drop
-  their copies; the record expires ``event_ttl`` after the session's last event. Not shared:
-  requests in flight, resource subscriptions, the log level, and server-to-client requests.
+  their copies; the record expires ``event_ttl`` after the session's last event. The session's
+  resource subscriptions and log level are in the record too, and published on the bus when a POST
+  changed them, so every copy holds the same (:meth:`RedisBackend.share_view`). Every copy of a
+  session hears of a list change or resource update; the copy on the instance serving the
+  session's GET stream sends it (:meth:`RedisBackend.tells`), on the standalone stream, which that
+  GET connection follows.
 * **Events** (:class:`RedisEventStore`): each SSE stream of a session is a Redis stream,
   ``<prefix>:events:<session id>:<stream id>``, written with ``XADD ... MAXLEN ~ max_events`` and
   given ``event_ttl`` seconds to live again on every write. An event id is ``<stream id>:<entry
   id>``: a replay after ``Last-Event-ID`` is one ``XRANGE`` from that entry (which must still be
   there: an id trimmed away or expired is unknown). An instance adopting a session reads the
-  streams the others wrote the same way, so a client resumes through any instance.
+  streams the others wrote the same way, so a client resumes through any instance. A GET stream
+  (standalone, or resuming a request's stream another instance still writes) *follows* its Redis
+  stream (``XREAD BLOCK``, :meth:`RedisEventStore.follow`): what any instance emits on the
+  session's standalone stream reaches the client wherever its GET connection is, in the order
+  Redis stored it, and a resumed request stream runs until its answer.
 * **Notifications** (:class:`_BusHub`): the server's subscription hub is replaced by one that also
   publishes each list change and resource update on ``<prefix>:bus`` (pub/sub), tagged with this
   instance's id; each instance's subscriber hands what the others published to its own hub, which
@@ -51,7 +59,7 @@ import logging
 import re
 import secrets
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -61,6 +69,7 @@ from ..jsonrpc import codec
 from ..jsonrpc.messages import ErrorResponse, Notification, RequestId, Response
 from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
+from ..transports.sse import encode_event
 from ..wire import RESOURCE_UPDATED
 
 if TYPE_CHECKING:
@@ -74,6 +83,7 @@ logger = logging.getLogger("jsonrpc_mcp.http.redis")
 
 _ENTRY_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
 _STREAM_ID = re.compile(r"[A-Za-z0-9_]{1,32}")
+_NOTICES = (b'"notifications/resources/updated"', b'list_changed"')  # told by every copy of a session
 _BACKOFF = (0.1, 0.5, 1.0, 2.0)  # seconds between the subscriber's attempts to reconnect
 ID_SPAN = 2**22  # the ids of one instance's server-to-client requests: tag * ID_SPAN + n (< 2**53)
 
@@ -139,6 +149,45 @@ class RedisEventStore:
         replay = [(f"{stream_id}:{eid.decode('ascii')}", fields[b"m"]) for eid, fields in entries[1:]]
         return stream_id, replay
 
+    async def last_entry(self, stream_id: str) -> str:
+        """The entry id of the stream's last event ("0-0": none yet): where a follower starts."""
+        entries = await self._client.xrevrange(f"{self._base}:{stream_id}", max="+", min="-", count=1)
+        return entries[0][0].decode("ascii") if entries else "0-0"
+
+    async def follow(
+        self,
+        stream_id: str,
+        after: str,
+        write: Callable[[bytes], Awaitable[None]],
+        *,
+        until_answer: bool,
+    ) -> None:
+        """Write each event of the stream after entry ``after`` as it is stored, by whichever
+        instance (``XREAD BLOCK``); return once an answer was written when ``until_answer`` (a
+        request's stream), else run until cancelled. Empty events (priming, final) are skipped:
+        the instance that stored one wrote it to its own connection, with its retry hint.
+        Redis unreachable: retried with a bounded back-off, from the last event written."""
+        key, last, attempt = f"{self._base}:{stream_id}", after, 0
+        while True:
+            try:
+                found = await self._client.xread({key: last}, block=15_000, count=100)
+            except Exception as exc:
+                log = logger.warning if attempt == 0 else logger.debug
+                log("following stream %s in Redis failed (%s): retrying", stream_id, exc)
+                await anyio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
+                attempt += 1
+                continue
+            attempt = 0
+            for _, entries in found or ():
+                for entry, fields in entries:
+                    last = entry.decode("ascii")
+                    message = fields.get(b"m", b"")
+                    if not message:
+                        continue
+                    await write(encode_event(message, id=f"{stream_id}:{last}"))
+                    if until_answer and _is_answer(message):
+                        return
+
     async def close(self) -> None:
         """Nothing: the session ended *here* (shutdown, idle expiry), and another instance may still
         resume its streams; the TTL drops them. :meth:`drop` is for a session deleted by its client."""
@@ -177,6 +226,9 @@ class _BusHub(SubscriptionHub):
             return
         if kind == "resp" or kind == "cancel":
             self._backend.settle(self._app, message)
+            return
+        if kind == "view":
+            self._backend.adopt_view(self._app, message)
             return
         if kind == "end":  # deleted on another instance
             ended = self._app.sessions.pop(value, None)
@@ -238,6 +290,7 @@ class RedisBackend:
         self.tag = secrets.randbelow(2**30) + 1  # the base of its server-to-client request ids
         self.channel = f"{prefix}:bus"
         self.own_channel = f"{prefix}:bus:{self.tag}"  # what is for this instance only
+        self.teller_tag = str(self.tag).encode()
         self._settling: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._hub: _BusHub | None = None
@@ -289,7 +342,8 @@ class RedisBackend:
                 raw = codec.encode_response(rid, response.result)
             else:
                 raw = orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": response.error})  # type: ignore[union-attr]
-            self.publish({"k": "resp", "v": session_id, "m": raw.decode()}, f"{self.channel}:{rid // ID_SPAN}")
+            owner = f"{self.channel}:{rid // ID_SPAN}"
+            self.publish({"k": "resp", "v": session_id, "m": raw.decode()}, owner)
             return True
 
         def unknown_cancel(rid: RequestId, notification: Notification) -> bool:
@@ -323,6 +377,57 @@ class RedisBackend:
         except Exception as exc:
             logger.debug("a forwarded response was not delivered: %s", exc)
 
+    # -- what the copies of a session share --------------------------------------------------------
+    async def tells(self, session_id: str, message: bytes) -> bool:
+        """Whether this copy of the session sends ``message``. A list change or resource update
+        reaches every copy; the one on the instance that serves the session's GET stream (its
+        *teller*, ``<prefix>:teller:<id>``, set by that GET, first by ``initialize``) sends it,
+        the others do not. No teller known, or Redis down: every copy sends (twice rather than
+        never)."""
+        if not any(notice in message for notice in _NOTICES):
+            return True
+        try:
+            teller = await self.client.get(f"{self.prefix}:teller:{session_id}")
+        except Exception:
+            return True
+        return teller is None or teller == self.teller_tag
+
+    async def become_teller(self, session_id: str) -> None:
+        """This instance now serves the session's GET stream: it sends the session's notices."""
+        try:
+            await self.client.set(
+                f"{self.prefix}:teller:{session_id}", self.teller_tag, ex=max(1, int(self.event_ttl))
+            )
+        except Exception as exc:
+            logger.debug("could not record the teller of session %s: %s", session_id, exc)
+
+    async def share_view(self, session: HttpSession) -> None:
+        """A POST changed the session's subscriptions or log level: into the record, and to the
+        instances holding a copy."""
+        subscriptions, threshold = view = session.shared_view()
+        session.shared = view
+        fields = {"subscriptions": sorted(subscriptions), "logThreshold": threshold}
+        key = f"{self.prefix}:session:{session.id}"
+        try:
+            # published before the POST is answered (not queued): every instance has the view
+            # before anything the client does next, a resource update on a third one included
+            data = orjson.dumps({"k": "view", "v": session.id, "m": fields, "o": self.instance})
+            await self.client.publish(self.channel, data)
+            raw = await self.client.get(key)
+            record = orjson.loads(raw) if raw is not None else None
+            if type(record) is dict:
+                await self.client.set(key, orjson.dumps({**record, **fields}), keepttl=True)
+        except Exception as exc:
+            logger.warning("the subscriptions of session %s were not recorded in Redis: %s", session.id, exc)
+
+    @staticmethod
+    def adopt_view(app: McpHttpApp, message: dict[str, Any]) -> None:
+        """What another instance published of a session's subscriptions and log level."""
+        session = app.sessions.get(message["v"])
+        fields = message.get("m")
+        if session is not None and type(fields) is dict:
+            _take_view(session, fields)
+
     async def register_session(self, session: HttpSession) -> None:
         """Record what the session is (its revision, the client's info and capabilities, who opened
         it), so that any instance may serve it; the record lives as long as the session's streams."""
@@ -337,6 +442,7 @@ class RedisBackend:
         key = f"{self.prefix}:session:{session.id}"
         try:
             await self.client.set(key, orjson.dumps(record), ex=max(1, int(self.event_ttl)))
+            await self.become_teller(session.id)
         except Exception as exc:  # the session works here; only another instance will not know it
             logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
 
@@ -369,6 +475,7 @@ class RedisBackend:
         mcp.revision, mcp.capabilities, mcp.state = revision, app.server.capabilities(revision), State.READY
         mcp.client_info = record.get("clientInfo") or {}
         mcp.client_capabilities = record.get("clientCapabilities") or {}
+        _take_view(session, record)
         app.sessions[session_id] = session
         session.start()
         logger.info("session %s adopted from Redis", session_id)
@@ -500,6 +607,27 @@ class RedisBackend:
             return
         if type(message) is dict and message.get("o") != self.instance and self._hub is not None:
             self._hub.deliver(message)
+
+
+def _take_view(session: HttpSession, fields: dict[str, Any]) -> None:
+    """Give this copy of the session the subscriptions and log level of ``fields`` (a record)."""
+    subscriptions, threshold = fields.get("subscriptions"), fields.get("logThreshold")
+    if type(subscriptions) is list:
+        session.mcp.subscriptions = {uri for uri in subscriptions if type(uri) is str}
+    if type(threshold) is int:
+        session.mcp.log_threshold = threshold
+    session.shared = session.shared_view()
+
+
+def _is_answer(message: bytes) -> bool:
+    """Whether a stored message is a request's answer (the last event of its stream)."""
+    if not message:
+        return False
+    try:
+        decoded = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        return False
+    return type(decoded) is list or (type(decoded) is dict and "method" not in decoded)
 
 
 def _safe(url: str) -> str:

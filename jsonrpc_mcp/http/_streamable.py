@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 
@@ -218,6 +218,8 @@ class _StreamableHttp(_AppState):
             processed = await session.endpoint.process(message, channel)
         finally:
             session.done()
+        if self.redis is not None and session.id is not None and session.shared != session.shared_view():
+            await self.redis.share_view(session)  # subscribed, unsubscribed, set the log level
         if initialize and session.id is not None:
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
                 self.sessions[session.id] = session
@@ -283,13 +285,18 @@ class _StreamableHttp(_AppState):
         if session is None:
             return
         last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
+        follow_request = False
         if last_event_id is not None and session.store is not None:
             found = await session.store.events_after(last_event_id)
             stream = session.streams.get(found[0]) if found is not None else None
-            if found is None or (stream is None and not found[1]):
+            if found is not None and stream is None and self.redis is not None:
+                # a request's stream another instance may still be writing: follow it in Redis
+                # until its answer (replayed at once when it is there already)
+                stream, follow_request = EventStream(found[0], session.store), True
+            elif found is None or (stream is None and not found[1]):
                 await _error(send, 404, INVALID_REQUEST, "Not Found: no stream has that Last-Event-ID")
                 return
-            if stream is None:  # the stream already ended: replay what is left and close
+            elif stream is None:  # the stream already ended: replay what is left and close
                 stream = EventStream(found[0], session.store)
                 stream.close()
         else:
@@ -300,7 +307,7 @@ class _StreamableHttp(_AppState):
                     send, 409, INVALID_REQUEST, "Conflict: this session already has a GET stream open"
                 )
                 return
-        await self._stream_out(session, stream, last_event_id, receive, send)
+        await self._stream_out(session, stream, last_event_id, receive, send, follow_request)
 
     async def _stream_out(
         self,
@@ -309,6 +316,7 @@ class _StreamableHttp(_AppState):
         last_event_id: str | None,
         receive: Receive,
         send: Send,
+        follow_request: bool = False,
     ) -> None:
         headers = [
             (b"content-type", EVENT_STREAM),
@@ -322,16 +330,30 @@ class _StreamableHttp(_AppState):
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
         session.in_flight += 1
+        follower: Callable[[], Awaitable[None]] | None = None
         try:
-            # the replay is looked up as the connection is attached (under the stream's lock), so an
-            # event emitted while the response headers were being sent is neither lost nor doubled
-            await stream.attach(write, last_event_id)
             revision, store = session.mcp.revision, session.store
             primes = revision is not None and revision.has_sse_priming
-            if last_event_id is None and primes and store is not None:
-                event_id = await store.store_event(stream.id, b"")
-                await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
+            if self.redis is not None and (follow_request or stream is session.standalone):
+                follower = await _follower(
+                    session, stream, last_event_id, write, primes, self.retry_ms, follow_request
+                )
+            else:
+                # the replay is looked up as the connection is attached (under the stream's lock), so
+                # an event emitted while the response headers were being sent is neither lost nor doubled
+                await stream.attach(write, last_event_id)
+                if last_event_id is None and primes and store is not None:
+                    event_id = await store.store_event(stream.id, b"")
+                    await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
             async with anyio.create_task_group() as tg:
+                if follower is not None:
+
+                    async def follow() -> None:
+                        assert follower is not None
+                        await follower()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(follow)
 
                 async def until_disconnect() -> None:
                     while (await receive())["type"] != "http.disconnect":
@@ -351,7 +373,7 @@ class _StreamableHttp(_AppState):
                 tg.start_soon(until_closed)
                 tg.start_soon(keepalive)
         finally:
-            stream.detach(write)
+            stream.detach(write if follower is None else None)
             session.done()
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -400,3 +422,46 @@ class _StreamableHttp(_AppState):
         if session is None and self.redis is not None:
             session = await self.redis.adopt(self, session_id)
         return session if session is not None and session.belongs_to(scope) else None
+
+
+async def _follower(
+    session: HttpSession,
+    stream: EventStream,
+    last_event_id: str | None,
+    write: Callable[[bytes], Awaitable[None]],
+    primes: bool,
+    retry_ms: int,
+    until_answer: bool,
+) -> Callable[[], Awaitable[None]]:
+    """A GET connection served from the session's Redis stream (see :mod:`._redis`): what to run
+    until the connection ends. The standalone stream attaches a connection that writes only what
+    the follower cannot: keep-alives, the priming and final events (their stored messages are
+    empty: the follower skips those) and an event Redis did not take; the follower writes
+    everything else, in the order Redis stored it, whichever instance emitted it."""
+    from ._redis import RedisEventStore
+
+    store = session.store
+    assert isinstance(store, RedisEventStore)
+
+    async def direct(data: bytes) -> None:
+        stored = data.startswith(b"id: ") and not data[: data.index(b"\n")].endswith(b":0-0")
+        if stored and b"\nretry: " not in data:
+            return  # stored in Redis: the follower writes it
+        await write(data)
+
+    if last_event_id is not None:
+        start = last_event_id.rpartition(":")[2]
+    else:
+        start = await store.last_entry(stream.id)
+    if not until_answer:
+        assert session.id is not None and session.app.redis is not None
+        await session.app.redis.become_teller(session.id)
+        await stream.attach(direct)
+        if last_event_id is None and primes:
+            event_id = await store.store_event(stream.id, b"")
+            await stream.write_raw(encode_event(b"", id=event_id, retry=retry_ms))
+
+    async def run() -> None:
+        await store.follow(stream.id, start, write, until_answer=until_answer)
+
+    return run

@@ -68,3 +68,12 @@ async def ask_briefly(ctx: Context) -> str:
     except Exception as exc:
         return f"no answer: {type(exc).__name__}"
     return f"roots: {len(result.get('roots', []))}"
+
+
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Log one message at each of debug, info and warning."""
+    await ctx.debug("a debug line")
+    await ctx.info("an info line")
+    await ctx.warning("a warning line")
+    return "logged"
