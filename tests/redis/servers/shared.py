@@ -77,3 +77,14 @@ async def chatty(ctx: Context) -> str:
     await ctx.info("an info line")
     await ctx.warning("a warning line")
     return "logged"
+
+
+@server.tool()
+async def sample(prompt: str, ctx: Context) -> str:
+    """Ask the client's model to answer ``prompt``; say what it answered and who asked."""
+    result = await ctx.sample(
+        messages=[{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=50
+    )
+    content = result.get("content")
+    text = content.get("text") if isinstance(content, dict) else None
+    return f"the model said {text!r} (asked by {os.getpid()})"
