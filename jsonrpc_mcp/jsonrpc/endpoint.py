@@ -462,10 +462,10 @@ class Endpoint:
                 logger.debug(
                     "cancellation without a usable request id ignored: %r", cancel.notification.params
                 )
-            elif self.unknown_cancel is not None and self.unknown_cancel(cancel.request_id, cancel.notification):
-                pass
             else:
-                logger.debug("cancellation for unknown or finished request %r ignored", cancel.request_id)
+                forward = self.unknown_cancel
+                if forward is None or not forward(cancel.request_id, cancel.notification):
+                    logger.debug("cancellation for unknown or finished request %r ignored", cancel.request_id)
             # the dispatcher may want to see it too (e.g. to log the reason)
             await self._notified(cancel.notification)
             return None
