@@ -29,7 +29,7 @@ from .test_scale_out import instances
 
 pytestmark = pytest.mark.anyio
 
-CAPABILITIES = {"elicitation": {}, "roots": {}, "sampling": {}}
+CAPABILITIES: dict[str, Any] = {"elicitation": {}, "roots": {}, "sampling": {}}
 
 
 async def open_capable_session(http: httpx.AsyncClient, url: str) -> str:

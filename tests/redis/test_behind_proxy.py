@@ -43,7 +43,7 @@ def texts(result: Any) -> list[str]:
 async def test_the_sdk_runs_a_whole_session_through_three_instances(
     redis_server: RedisServer,
 ) -> None:
-    progress: list[float] = []
+    seen: list[float] = []
     logged: list[str] = []
     updated = anyio.Event()
     updates: list[str] = []
@@ -63,8 +63,8 @@ async def test_the_sdk_runs_a_whole_session_through_three_instances(
             updates.append(str(message.params.uri))
             updated.set()
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     with instances(3, "--redis", redis_server.url) as servers:
         async with behind_proxy(servers) as proxy:
@@ -91,7 +91,7 @@ async def test_the_sdk_runs_a_whole_session_through_three_instances(
         left = await _session_records(redis_server)
     assert {"slow", "chatty", "sample", "touch"} <= {tool.name for tool in tools.tools}
     assert [str(r.uri) for r in resources.resources] == ["res://doc"]
-    assert texts(slept) == ["slept 0.1"] and progress == [0]
+    assert texts(slept) == ["slept 0.1"] and seen == [0]
     assert texts(chatted) == ["logged"] and logged[-3:] == ["a debug line", "an info line", "a warning line"]
     assert texts(sampled)[0].startswith("the model said 'forty-two'")
     assert all(not t.is_error for t in touched)
@@ -114,7 +114,7 @@ async def _session_records(redis_server: RedisServer) -> list[bytes]:
 async def test_the_sdk_in_auto_mode_speaks_2026_07_28_through_three_instances(
     redis_server: RedisServer,
 ) -> None:
-    progress: list[float] = []
+    seen: list[float] = []
 
     async def on_sampling(
         context: Any, params: types.CreateMessageRequestParams
@@ -126,8 +126,8 @@ async def test_the_sdk_in_auto_mode_speaks_2026_07_28_through_three_instances(
     async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"ok": True})
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     with instances(3, "--redis", redis_server.url) as servers:
         async with behind_proxy(servers) as proxy:
