@@ -14,9 +14,9 @@ what a client may meet on any of them:
   their copies; the record expires ``event_ttl`` after the session's last event. The session's
   resource subscriptions and log level are in the record too, and published on the bus when a POST
   changed them, so every copy holds the same (:meth:`RedisBackend.share_view`). Every copy of a
-  session hears of a list change or resource update; the copy on the instance serving the
-  session's GET stream sends it (:meth:`RedisBackend.tells`), on the standalone stream, which that
-  GET connection follows.
+  session hears of a list change or resource update; one of them, the session's teller, sends it
+  (:meth:`RedisBackend.tells`) on the standalone stream, which the client's GET connection follows
+  wherever it is.
 * **Events** (:class:`RedisEventStore`): each SSE stream of a session is a Redis stream,
   ``<prefix>:events:<session id>:<stream id>``, written with ``XADD ... MAXLEN ~ max_events`` and
   given ``event_ttl`` seconds to live again on every write. An event id is ``<stream id>:<entry
@@ -84,6 +84,20 @@ logger = logging.getLogger("jsonrpc_mcp.http.redis")
 _ENTRY_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
 _STREAM_ID = re.compile(r"[A-Za-z0-9_]{1,32}")
 _NOTICES = (b'"notifications/resources/updated"', b'list_changed"')  # told by every copy of a session
+_ALIVE_MS = 2000  # an instance's heartbeat key outlives its last refresh by this much
+# whether this copy (ARGV[1]: its tag) sends a notice: it is the teller, or there is no live teller
+# and it becomes the teller (for ARGV[3] seconds)
+_TELLS = """
+local teller = redis.call('GET', KEYS[1])
+if teller == ARGV[1] then return 1 end
+if teller and redis.call('EXISTS', ARGV[2] .. teller) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+return 1
+"""
+_STOP_TELLING = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+"""
 _BACKOFF = (0.1, 0.5, 1.0, 2.0)  # seconds between the subscriber's attempts to reconnect
 ID_SPAN = 2**22  # the ids of one instance's server-to-client requests: tag * ID_SPAN + n (< 2**53)
 
@@ -291,6 +305,7 @@ class RedisBackend:
         self.channel = f"{prefix}:bus"
         self.own_channel = f"{prefix}:bus:{self.tag}"  # what is for this instance only
         self.teller_tag = str(self.tag).encode()
+        self._ttl = max(1, int(event_ttl))
         self._settling: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._hub: _BusHub | None = None
@@ -380,26 +395,47 @@ class RedisBackend:
     # -- what the copies of a session share --------------------------------------------------------
     async def tells(self, session_id: str, message: bytes) -> bool:
         """Whether this copy of the session sends ``message``. A list change or resource update
-        reaches every copy; the one on the instance that serves the session's GET stream (its
-        *teller*, ``<prefix>:teller:<id>``, set by that GET, first by ``initialize``) sends it,
-        the others do not. No teller known, or Redis down: every copy sends (twice rather than
-        never)."""
+        reaches every copy; one of them, the session's *teller* (``<prefix>:teller:<id>``: the
+        instance that opened the session, first), sends it, the others do not. When there is no
+        teller (its copy ended) or it is gone (its heartbeat, ``<prefix>:alive:<tag>``, expired:
+        killed, say), the first copy to hear of a notice becomes the teller (one Lua script: no
+        two do). A live teller is never replaced: a notice in flight is told by exactly one copy.
+        Every notice is thus stored once in the session's standalone stream, which a GET follows
+        wherever it is. Redis down: every copy sends it (twice rather than never)."""
         if not any(notice in message for notice in _NOTICES):
             return True
+        keys = (f"{self.prefix}:teller:{session_id}", f"{self.prefix}:alive:")
         try:
-            teller = await self.client.get(f"{self.prefix}:teller:{session_id}")
+            told = await self.client.eval(_TELLS, 1, keys[0], self.teller_tag, keys[1], self._ttl)
+            return bool(told)
         except Exception:
             return True
-        return teller is None or teller == self.teller_tag
 
     async def become_teller(self, session_id: str) -> None:
-        """This instance now serves the session's GET stream: it sends the session's notices."""
+        """This instance opened the session: it sends the session's notices (see :meth:`tells`)."""
         try:
-            await self.client.set(
-                f"{self.prefix}:teller:{session_id}", self.teller_tag, ex=max(1, int(self.event_ttl))
-            )
+            await self.client.set(f"{self.prefix}:teller:{session_id}", self.teller_tag, ex=self._ttl)
         except Exception as exc:
             logger.debug("could not record the teller of session %s: %s", session_id, exc)
+
+    async def stop_telling(self, session_id: str) -> None:
+        """This instance's copy of the session ended: if it was the teller, no copy is any more
+        (the next notice makes one)."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+            try:
+                await self.client.eval(
+                    _STOP_TELLING, 1, f"{self.prefix}:teller:{session_id}", self.teller_tag
+                )
+            except Exception as exc:
+                logger.debug("could not clear the teller of session %s: %s", session_id, exc)
+
+    async def _heartbeat_forever(self) -> None:
+        """Say this instance is alive (a key that expires soon after it stops being refreshed)."""
+        key = f"{self.prefix}:alive:{self.tag}"
+        while True:
+            with contextlib.suppress(Exception):
+                await self.client.set(key, b"1", px=_ALIVE_MS)
+            await anyio.sleep(_ALIVE_MS / 4000)
 
     async def share_view(self, session: HttpSession) -> None:
         """A POST changed the session's subscriptions or log level: into the record, and to the
@@ -532,7 +568,11 @@ class RedisBackend:
         self.subscribed = anyio.Event()
         # plain tasks, not a task group: this is entered and exited in a lifespan whose own scope
         # is cancelled first at shutdown; the clean-up below is shielded from that
-        tasks = [loop.create_task(self._publish_forever()), loop.create_task(self._subscribe_forever())]
+        tasks = [
+            loop.create_task(self._publish_forever()),
+            loop.create_task(self._subscribe_forever()),
+            loop.create_task(self._heartbeat_forever()),
+        ]
         try:
             with anyio.move_on_after(5.0):
                 await self.subscribed.wait()
@@ -544,6 +584,8 @@ class RedisBackend:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+                with contextlib.suppress(Exception), anyio.move_on_after(1.0):
+                    await self.client.delete(f"{self.prefix}:alive:{self.tag}")
                 with contextlib.suppress(Exception):
                     await self.client.aclose()
 

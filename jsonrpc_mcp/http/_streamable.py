@@ -454,8 +454,6 @@ async def _follower(
     else:
         start = await store.last_entry(stream.id)
     if not until_answer:
-        assert session.id is not None and session.app.redis is not None
-        await session.app.redis.become_teller(session.id)
         await stream.attach(direct)
         if last_event_id is None and primes:
             event_id = await store.store_event(stream.id, b"")
