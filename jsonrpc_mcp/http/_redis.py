@@ -70,7 +70,7 @@ from ..jsonrpc.messages import ErrorResponse, Notification, RequestId, Response
 from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
 from ..transports.sse import encode_event
-from ..wire import RESOURCE_UPDATED
+from ..wire import INITIALIZED, RESOURCE_UPDATED
 
 if TYPE_CHECKING:
     from ..server._server import Server
@@ -243,6 +243,15 @@ class _BusHub(SubscriptionHub):
             return
         if kind == "view":
             self._backend.adopt_view(self._app, message)
+            return
+        if kind == "ready":  # "initialized" reached another instance: so is the opener's copy
+            held = self._app.sessions.get(value)
+            if held is not None and held.mcp.state is State.INITIALIZING:
+                task = asyncio.get_running_loop().create_task(
+                    held.mcp.handle_notification(Notification(INITIALIZED))
+                )
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
             return
         if kind == "end":  # deleted on another instance
             ended = self._app.sessions.pop(value, None)

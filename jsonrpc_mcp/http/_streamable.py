@@ -28,11 +28,11 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from ..jsonrpc.errors import INVALID_REQUEST
-from ..jsonrpc.messages import Incoming, Request
+from ..jsonrpc.messages import Incoming, Notification, Request
 from ..revisions import Revision
 from ..server._session import State
 from ..transports.sse import KEEPALIVE, encode_event
-from ..wire import INITIALIZE, SESSION_NOT_FOUND
+from ..wire import INITIALIZE, INITIALIZED, SESSION_NOT_FOUND
 from ._asgi import (
     EVENT_STREAM,
     LAST_EVENT_ID,
@@ -218,8 +218,11 @@ class _StreamableHttp(_AppState):
             processed = await session.endpoint.process(message, channel)
         finally:
             session.done()
-        if self.redis is not None and session.id is not None and session.shared != session.shared_view():
-            await self.redis.share_view(session)  # subscribed, unsubscribed, set the log level
+        if self.redis is not None and session.id is not None:
+            if session.shared != session.shared_view():
+                await self.redis.share_view(session)  # subscribed, unsubscribed, set the log level
+            if type(message) is Notification and message.method == INITIALIZED:
+                self.redis.publish({"k": "ready", "v": session.id})  # the opener's copy is ready too
         if initialize and session.id is not None:
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
                 self.sessions[session.id] = session

@@ -17,7 +17,7 @@ from jsonrpc_mcp.http import McpHttpApp
 
 from ..http.support import TIMEOUT, SseReader, post, request, serving, session_headers
 from .servers import shared
-from .support import RedisServer
+from .support import RedisServer, teller_gone
 from .test_asking_across import open_capable_session
 from .test_scale_out import instances
 from .test_sessions_across import stream_headers
@@ -26,21 +26,6 @@ from .test_streams_across import streamed
 pytestmark = pytest.mark.anyio
 
 LIST_CHANGED = "notifications/tools/list_changed"
-
-
-async def _teller_gone(redis_server: RedisServer, session_id: str) -> None:
-    """Until the heartbeat of the instance that was the session's teller has expired (polled,
-    bounded by the caller)."""
-    import redis.asyncio
-
-    client: Any = redis.asyncio.from_url(redis_server.url)
-    try:
-        teller = await client.get(f"jsonrpc-mcp:teller:{session_id}")
-        assert teller is not None
-        while await client.exists(b"jsonrpc-mcp:alive:" + teller):  # noqa: ASYNC110
-            await anyio.sleep(0.05)
-    finally:
-        await client.aclose()
 
 
 async def test_a_session_goes_on_when_the_instance_holding_its_get_stream_is_killed(
@@ -64,7 +49,7 @@ async def test_a_session_goes_on_when_the_instance_holding_its_get_stream_is_kil
                 seen, first = await reader.message()
                 a.process.send_signal(signal.SIGKILL)
                 a.process.wait(TIMEOUT)
-            await _teller_gone(redis_server, session_id)
+            await teller_gone(redis_server, session_id)
             # while no GET is open: changes on B and C, each stored once
             await streamed(
                 http,
