@@ -6,7 +6,7 @@ Several instances of one server (processes, machines) point at the same Redis; a
 :class:`RedisBackend` given to :class:`~jsonrpc_mcp.http.McpHttpApp` (``redis=``) makes them share
 what a client may meet on any of them:
 
-* **Sessions** (a first cut of a registry): ``initialize`` records what a handshake session is
+* **Sessions**: ``initialize`` records what a handshake session is
   (revision, the client's info and capabilities, the principal that opened it) at
   ``<prefix>:session:<id>``; an instance that meets a session id it does not hold (POST, GET,
   DELETE) adopts the session from that record (:meth:`RedisBackend.adopt`), naming its new streams
@@ -38,7 +38,8 @@ what a client may meet on any of them:
   at ``<prefix>:request-state-key`` (the first instance makes it, ``SET NX``), so any instance
   verifies a retry sealed by any other.
 * **Tasks** (:mod:`._redis_tasks`): the Tasks extension's default store is replaced by one in
-  Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance.
+  Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance; each change
+  of a task is published, and every instance tells its listeners (``notifications/tasks``).
 * **Server-to-client requests** (sampling, elicitation, roots): an instance numbers the requests
   it sends a session from its own base (``tag * ID_SPAN``: an integer id says which instance sent
   it). The client may answer through any instance: one that has no request waiting under that id
@@ -244,6 +245,13 @@ class _BusHub(SubscriptionHub):
         if kind == "view":
             self._backend.adopt_view(self._app, message)
             return
+        if kind == "task":  # a task changed on another instance: notifications/tasks here too
+            from ._redis_tasks import tell_listeners
+
+            task = asyncio.get_running_loop().create_task(tell_listeners(self._app.server, value))
+            self._telling.add(task)
+            task.add_done_callback(self._telling.discard)
+            return
         if kind == "ready":  # "initialized" reached another instance: so is the opener's copy
             held = self._app.sessions.get(value)
             if held is not None and held.mcp.state is State.INITIALIZING:
@@ -340,7 +348,7 @@ class RedisBackend:
         if self.share_tasks:
             from ._redis_tasks import share_tasks
 
-            share_tasks(app.server, self.client, self.prefix)
+            share_tasks(app.server, self.client, self.prefix, self.publish)
 
     def event_store(self, session_id: str) -> RedisEventStore:
         """The event store of session ``session_id`` (the same streams on every instance)."""
