@@ -441,7 +441,7 @@ async def _follower(
     the follower cannot: keep-alives, the priming and final events (their stored messages are
     empty: the follower skips those) and an event Redis did not take; the follower writes
     everything else, in the order Redis stored it, whichever instance emitted it."""
-    from ._redis import RedisEventStore
+    from ._redis_events import RedisEventStore
 
     store = session.store
     assert isinstance(store, RedisEventStore)
