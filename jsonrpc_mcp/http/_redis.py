@@ -398,7 +398,8 @@ class RedisBackend:
             logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
 
     async def adopt(self, app: _AppState, session_id: str) -> HttpSession | None:
-        """The session another instance opened, served here from now on (None: no such record).
+        """The session another instance opened, served here from now on (None: no such record;
+        :class:`RedisUnavailable` when Redis cannot say).
 
         What is adopted is the record; what the other instance holds in memory is not (requests in
         flight there, resource subscriptions, the log level)."""
@@ -408,9 +409,9 @@ class RedisBackend:
             return None
         try:
             raw = await self.client.get(f"{self.prefix}:session:{session_id}")
-        except Exception as exc:
+        except Exception as exc:  # the caller answers 503: the session may well exist
             logger.warning("could not look session %s up in Redis: %s", session_id, exc)
-            return None
+            raise RedisUnavailable(f"Redis at {self.url} is unreachable") from exc
         record = orjson.loads(raw) if raw is not None else None
         revision = app._supported.get(str(record.get("revision"))) if type(record) is dict else None
         if record is None or revision is None:

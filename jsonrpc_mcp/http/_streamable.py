@@ -49,10 +49,12 @@ from ._asgi import (
 from ._auth import PRINCIPAL
 from ._events import EventStream
 from ._health import DRAINING
+from ._redis import RedisUnavailable
 from ._sessions import HttpSession, _AppState, _new_session_id
 
 SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
 _RETRY = [(b"retry-after", b"5")]
+_STORE_DOWN = "Service Unavailable: this instance does not hold the session and cannot look it up ({})"
 
 __all__: list[str] = []
 
@@ -189,7 +191,11 @@ class _StreamableHttp(_AppState):
             if raw_id is None:
                 await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
                 return
-            found = await self._held(raw_id.decode("latin-1"), scope)
+            try:
+                found = await self._held(raw_id.decode("latin-1"), scope)
+            except RedisUnavailable as exc:
+                await _error(send, 503, SERVER_BUSY, _STORE_DOWN.format(exc), _RETRY)
+                return
             if found is None:
                 await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
                 return
@@ -412,7 +418,11 @@ class _StreamableHttp(_AppState):
         if raw_id is None:
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
-        session = await self._held(raw_id.decode("latin-1"), scope)
+        try:
+            session = await self._held(raw_id.decode("latin-1"), scope)
+        except RedisUnavailable as exc:
+            await _error(send, 503, SERVER_BUSY, _STORE_DOWN.format(exc), _RETRY)
+            return None
         if session is None:
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None

@@ -132,3 +132,26 @@ async def test_a_get_stream_carries_on_through_a_redis_restart(
     assert during.status_code == 200
     assert changed["method"] == LIST_CHANGED
     assert gone.status_code == 404
+
+
+async def test_with_redis_down_a_session_held_elsewhere_is_a_clear_503_not_a_404(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    with instances(2, "--redis", redis_server.url) as (a, b):
+        session_id = await open_capable_session(http, a.url + "/mcp")
+        headers = session_headers(session_id)
+        with anyio.fail_after(TIMEOUT * 2):
+            redis_server.stop()
+            held = await post(http, a.url + "/mcp", request(1, "tools/list"), headers)  # A holds it
+            elsewhere = await post(http, b.url + "/mcp", request(2, "tools/list"), headers)
+            stream = await http.get(b.url + "/mcp", headers=stream_headers(session_id))
+            redis_server.start()
+            while (await http.get(b.url + "/readyz")).status_code != 200:  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+            lost = await post(http, b.url + "/mcp", request(3, "tools/list"), headers)
+    assert held.status_code == 200
+    for refused in (elsewhere, stream):
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+        message = refused.json()["error"]["message"]
+        assert "cannot look it up" in message and "unreachable" in message, message
+    assert lost.status_code == 404  # Redis restarted empty: the record is gone; start a new session
