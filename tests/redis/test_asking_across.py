@@ -26,6 +26,7 @@ from ..http.support import (
 )
 from .support import RedisServer
 from .test_scale_out import instances
+from .test_sessions_across import stream_headers
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +129,31 @@ async def test_a_cancellation_posted_to_another_instance_cancels_the_request(
     assert progress["method"] == "notifications/progress"
     assert told.status_code == 202
     assert [m for m in rest if "result" in m or "error" in m] == []
+
+
+async def test_a_question_on_the_get_stream_held_by_another_instance_is_answered_through_a_third(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    # JSON-only responses: a request to the client goes on the session's GET stream, here held by B
+    with instances(3, "--redis", redis_server.url, "--json-response") as (a, b, c):
+        session_id = await open_capable_session(http, a.url + "/mcp")
+        headers = session_headers(session_id)
+        with anyio.fail_after(TIMEOUT * 2):
+            async with http.stream("GET", b.url + "/mcp", headers=stream_headers(session_id)) as stream:
+                reader = SseReader(stream)
+                await reader.next()  # the priming event
+                async with anyio.create_task_group() as tg:
+                    answers: list[httpx.Response] = []
+
+                    async def call_on_a() -> None:
+                        answers.append(
+                            await post(http, a.url + "/mcp", call(1, "confirm", {"item": "z"}), headers)
+                        )
+
+                    tg.start_soon(call_on_a)
+                    _, question = await reader.message()
+                    content = answer(question["id"], {"action": "decline"})
+                    accepted = await http.post(c.url + "/mcp", content=content, headers=headers)
+    assert question["method"] == "elicitation/create"
+    assert accepted.status_code == 202
+    assert answers[0].json()["result"]["content"][0]["text"] == f"z: decline (answered by {a.process.pid})"
