@@ -115,7 +115,7 @@ class HttpSession:
     async def send(self, message: bytes) -> None:
         redis = self.app.redis
         if redis is not None and self.id is not None and not await redis.tells(self.id, message):
-            return  # the copy of the session that serves its GET stream sends it
+            return  # another copy of the session (its teller) sends this notice
         await self.standalone.emit(message)
 
     def shared_view(self) -> tuple[frozenset[str], int]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -340,11 +341,12 @@ class _StreamableHttp(_AppState):
 
         session.in_flight += 1
         follower: Callable[[], Awaitable[None]] | None = None
+        attached: Callable[[bytes], Awaitable[None]] = write
         try:
             revision, store = session.mcp.revision, session.store
             primes = revision is not None and revision.has_sse_priming
             if self.redis is not None and (follow_request or stream is session.standalone):
-                follower = await _follower(
+                follower, attached = await _follower(
                     session, stream, last_event_id, write, primes, self.retry_ms, follow_request
                 )
             else:
@@ -382,7 +384,7 @@ class _StreamableHttp(_AppState):
                 tg.start_soon(until_closed)
                 tg.start_soon(keepalive)
         finally:
-            stream.detach(write if follower is None else None)
+            stream.detach(attached)
             session.done()
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -445,12 +447,13 @@ async def _follower(
     primes: bool,
     retry_ms: int,
     until_answer: bool,
-) -> Callable[[], Awaitable[None]]:
+) -> tuple[Callable[[], Awaitable[None]], Callable[[bytes], Awaitable[None]]]:
     """A GET connection served from the session's Redis stream (see :mod:`._redis`): what to run
-    until the connection ends. The standalone stream attaches a connection that writes only what
-    the follower cannot: keep-alives, the priming and final events (their stored messages are
-    empty: the follower skips those) and an event Redis did not take; the follower writes
-    everything else, in the order Redis stored it, whichever instance emitted it."""
+    until the connection ends, and the writer attached to the stream. The standalone stream
+    attaches a connection that writes only what the follower cannot: keep-alives, the priming and
+    final events (their stored messages are empty: the follower skips those) and an event Redis
+    did not take; the follower writes everything else, in the order Redis stored it, whichever
+    instance emitted it."""
     from ._redis_events import RedisEventStore
 
     store = session.store
@@ -465,7 +468,10 @@ async def _follower(
     if last_event_id is not None:
         start = last_event_id.rpartition(":")[2]
     else:
-        start = await store.last_entry(stream.id)
+        try:
+            start = await store.last_entry(stream.id)
+        except Exception:  # Redis down: what is stored from now on (entry ids are milliseconds)
+            start = f"{int(time.time() * 1000)}-0"
     if not until_answer:
         await stream.attach(direct)
         if last_event_id is None and primes:
@@ -475,4 +481,4 @@ async def _follower(
     async def run() -> None:
         await store.follow(stream.id, start, write, until_answer=until_answer)
 
-    return run
+    return run, direct
