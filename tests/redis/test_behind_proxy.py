@@ -219,3 +219,26 @@ async def test_the_stateless_era_runs_through_three_instances(redis_server: Redi
     assert len({w["result"]["content"][0]["text"] for w in who}) == 3
     assert result["resultType"] == "input_required"
     assert confirmed["result"]["content"][0]["text"].startswith("x: accept")
+
+
+async def test_the_proxy_skips_an_upstream_that_refuses_and_says_502_when_none_is_left() -> None:
+    import httpx
+
+    from jsonrpc_mcp.http import McpHttpApp
+
+    from ..http.servers.toolbox import build_server
+    from ..http.support import free_port, open_session, serving
+
+    async with serving(McpHttpApp(build_server())) as base:
+        live = ("127.0.0.1", int(base.rsplit(":", 1)[1]))
+        dead = ("127.0.0.1", free_port())  # nothing listens there
+        async with RoundRobinProxy([dead, live]) as proxy, httpx.AsyncClient(timeout=TIMEOUT) as http:
+            with anyio.fail_after(TIMEOUT):
+                session_ids = [await open_session(http, proxy.url + "/mcp") for _ in range(3)]
+            served = list(proxy.served)
+        async with RoundRobinProxy([dead]) as nowhere, httpx.AsyncClient(timeout=TIMEOUT) as http:
+            with anyio.fail_after(TIMEOUT):
+                refused = await http.get(nowhere.url + "/healthz")
+    assert len(set(session_ids)) == 3
+    assert served[0] == 0 and served[1] == 6  # initialize + initialized, three times, all on the live one
+    assert refused.status_code == 502 and refused.text == "no upstream is reachable"
