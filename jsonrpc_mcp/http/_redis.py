@@ -309,22 +309,43 @@ class RedisBackend:
 
     # -- what the copies of a session share --------------------------------------------------------
     async def tells(self, session_id: str, message: bytes) -> bool:
-        """Whether this copy of the session sends ``message``. A list change or resource update
-        reaches every copy; one of them, the session's *teller* (``<prefix>:teller:<id>``: the
-        instance that opened the session, first), sends it, the others do not. When there is no
-        teller (its copy ended) or it is gone (its heartbeat, ``<prefix>:alive:<tag>``, expired:
-        killed, say), the first copy to hear of a notice becomes the teller (one Lua script: no
-        two do). A live teller is never replaced: a notice in flight is told by exactly one copy.
-        Every notice is thus stored once in the session's standalone stream, which a GET follows
-        wherever it is. Redis down: every copy sends it (twice rather than never)."""
+        """Whether this copy of the session sends ``message`` now. A list change or resource
+        update reaches every copy; one of them, the session's *teller* (``<prefix>:teller:<id>``:
+        the instance that opened the session, first), sends it, the others do not. When there is
+        no teller (its copy ended) or it is gone (its heartbeat, ``<prefix>:alive:<tag>``,
+        expired: killed, say), the first copy to hear of a notice becomes the teller (one Lua
+        script: no two do). A live teller is never replaced. Every notice is thus stored once in
+        the session's standalone stream, which a GET follows wherever it is. Redis down: every
+        copy sends it (twice rather than never). A copy that does not send a notice looks again
+        once a dead teller's heartbeat would have expired (:meth:`look_again`)."""
         if not any(notice in message for notice in _NOTICES):
             return True
+        return await self._claim(session_id)
+
+    async def _claim(self, session_id: str) -> bool:
         keys = (f"{self.prefix}:teller:{session_id}", f"{self.prefix}:alive:")
         try:
             told = await self.client.eval(_TELLS, 1, keys[0], self.teller_tag, keys[1], self._ttl)
             return bool(told)
         except Exception:
             return True
+
+    def look_again(self, session: HttpSession, message: bytes) -> None:
+        """The teller was alive when ``message`` came; if it is gone once its heartbeat would have
+        expired, it may have died before telling: this copy becomes the teller and sends it
+        (late, and maybe twice, rather than never)."""
+
+        async def later() -> None:  # (a task: kept in _settling)
+            await anyio.sleep(_ALIVE_MS / 1000 + 0.25)
+            assert session.id is not None
+            if not session.closed and await self._claim(session.id):
+                with contextlib.suppress(Exception):
+                    await session.standalone.emit(message)
+
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to wait on
+            task = asyncio.get_running_loop().create_task(later())
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
 
     async def become_teller(self, session_id: str) -> None:
         """This instance opened the session: it sends the session's notices (see :meth:`tells`)."""

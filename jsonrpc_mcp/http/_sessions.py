@@ -115,7 +115,8 @@ class HttpSession:
     async def send(self, message: bytes) -> None:
         redis = self.app.redis
         if redis is not None and self.id is not None and not await redis.tells(self.id, message):
-            return  # another copy of the session (its teller) sends this notice
+            redis.look_again(self, message)  # another copy of the session (its teller) sends it
+            return
         await self.standalone.emit(message)
 
     def shared_view(self) -> tuple[frozenset[str], int]:

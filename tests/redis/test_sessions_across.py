@@ -13,7 +13,7 @@ import pytest
 
 from ..http.support import LATEST, TIMEOUT, SseReader, open_session, post, request, session_headers
 from .servers import shared
-from .support import RedisServer, teller_gone
+from .support import RedisServer
 from .test_scale_out import call_tool, instances
 
 pytestmark = pytest.mark.anyio
@@ -79,8 +79,6 @@ async def test_a_session_outlives_its_instance_killed_with_sigkill(
             await _stored(redis_server, f"jsonrpc-mcp:events:{session_id}:_", 2)
             a.process.send_signal(signal.SIGKILL)
             a.process.wait(TIMEOUT)
-            # A told the session's notices: another copy does once A's heartbeat has expired
-            await teller_gone(redis_server, session_id)
             headers = stream_headers(session_id, priming.id)
             async with http.stream("GET", b.url + "/mcp", headers=headers) as resumed:
                 reader = SseReader(resumed)
