@@ -354,9 +354,18 @@ class RedisBackend:
         except Exception as exc:
             logger.debug("could not record the teller of session %s: %s", session_id, exc)
 
+    def release(self, session_id: str) -> None:
+        """This instance's copy of the session ended: stop being its teller, in the background
+        (never holding up a shutdown that closes many sessions; if it never runs, the heartbeat
+        expires and another copy takes over all the same)."""
+        with contextlib.suppress(RuntimeError):  # no running loop
+            task = asyncio.get_running_loop().create_task(self.stop_telling(session_id))
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
     async def stop_telling(self, session_id: str) -> None:
-        """This instance's copy of the session ended: if it was the teller, no copy is any more
-        (the next notice makes one)."""
+        """If this instance is the session's teller, no copy is any more (the next notice makes
+        one)."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
             try:
                 await self.client.eval(

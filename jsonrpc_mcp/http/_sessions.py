@@ -168,7 +168,7 @@ class HttpSession:
         if self.store is not None:
             await self.store.close()
         if self.app.redis is not None and self.id is not None:
-            await self.app.redis.stop_telling(self.id)  # another copy sends its notices now
+            self.app.redis.release(self.id)  # another copy sends its notices now
 
     def done(self) -> None:
         """A request or stream of this session ended: one fewer in flight, and it counts as activity."""
