@@ -125,7 +125,8 @@ def _serve(args: argparse.Namespace) -> int:
     options, target_args = _split_serve_args(args)
     if options.workers > 1 and not options.stateless and not options.redis:
         print(
-            "jsonrpc-mcp serve: --workers needs --stateless (sessions live in one process)", file=sys.stderr
+            "jsonrpc-mcp serve: --workers needs --stateless or --redis (sessions live in one process)",
+            file=sys.stderr,
         )
         return 2
     if not options.http and any(k.startswith("auth_") and v for k, v in vars(options).items()):
@@ -133,13 +134,6 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     server = _load_for_serving(args.target, target_args)
     if server is None:
-        return 2
-    if options.workers > 1 and not options.stateless and any(r.has_handshake for r in server.revisions):
-        print(
-            "jsonrpc-mcp serve: --workers with --redis needs --stateless or a server of the stateless"
-            " revisions only (handshake sessions still live in one process)",
-            file=sys.stderr,
-        )
         return 2
     if options.log_format == "json":
         from .telemetry import LOG_FORMAT_ENV, use_json_logs

@@ -6,19 +6,27 @@ Several instances of one server (processes, machines) point at the same Redis; a
 :class:`RedisBackend` given to :class:`~jsonrpc_mcp.http.McpHttpApp` (``redis=``) makes them share
 what a client may meet on any of them:
 
-* **Sessions** (a first cut of a registry): ``initialize`` records what a handshake session is
+* **Sessions**: ``initialize`` records what a handshake session is
   (revision, the client's info and capabilities, the principal that opened it) at
   ``<prefix>:session:<id>``; an instance that meets a session id it does not hold (POST, GET,
   DELETE) adopts the session from that record (:meth:`RedisBackend.adopt`), naming its new streams
   apart. A DELETE drops the record and the streams and tells the others (on the bus), which drop
-  their copies; the record expires ``event_ttl`` after the session's last event. Not shared:
-  requests in flight, resource subscriptions, the log level, and server-to-client requests.
+  their copies; the record expires ``event_ttl`` after the session's last event. The session's
+  resource subscriptions and log level are in the record too, and published on the bus when a POST
+  changed them, so every copy holds the same (:meth:`RedisBackend.share_view`). Every copy of a
+  session hears of a list change or resource update; one of them, the session's teller, sends it
+  (:meth:`RedisBackend.tells`) on the standalone stream, which the client's GET connection follows
+  wherever it is.
 * **Events** (:class:`RedisEventStore`): each SSE stream of a session is a Redis stream,
   ``<prefix>:events:<session id>:<stream id>``, written with ``XADD ... MAXLEN ~ max_events`` and
   given ``event_ttl`` seconds to live again on every write. An event id is ``<stream id>:<entry
   id>``: a replay after ``Last-Event-ID`` is one ``XRANGE`` from that entry (which must still be
   there: an id trimmed away or expired is unknown). An instance adopting a session reads the
-  streams the others wrote the same way, so a client resumes through any instance.
+  streams the others wrote the same way, so a client resumes through any instance. A GET stream
+  (standalone, or resuming a request's stream another instance still writes) *follows* its Redis
+  stream (``XREAD BLOCK``, :meth:`RedisEventStore.follow`): what any instance emits on the
+  session's standalone stream reaches the client wherever its GET connection is, in the order
+  Redis stored it, and a resumed request stream runs until its answer.
 * **Notifications** (:class:`_BusHub`): the server's subscription hub is replaced by one that also
   publishes each list change and resource update on ``<prefix>:bus`` (pub/sub), tagged with this
   instance's id; each instance's subscriber hands what the others published to its own hub, which
@@ -30,7 +38,15 @@ what a client may meet on any of them:
   at ``<prefix>:request-state-key`` (the first instance makes it, ``SET NX``), so any instance
   verifies a retry sealed by any other.
 * **Tasks** (:mod:`._redis_tasks`): the Tasks extension's default store is replaced by one in
-  Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance.
+  Redis, so ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance; each change
+  of a task is published, and every instance tells its listeners (``notifications/tasks``).
+* **Server-to-client requests** (sampling, elicitation, roots): an instance numbers the requests
+  it sends a session from its own base (``tag * ID_SPAN``: an integer id says which instance sent
+  it). The client may answer through any instance: one that has no request waiting under that id
+  publishes the response on the sender's own channel, ``<prefix>:bus:<tag>``, and the sender feeds
+  it to the request that waits (its timeout and cancellation are the sender's, as on one
+  instance). A ``notifications/cancelled`` for a request this instance is not running is published
+  on the bus: the instance running it cancels it.
 * **Readiness**: a PING per probe; the app is not ready while Redis does not answer.
 
 ``redis`` (the ``redis`` extra, its asyncio API) is imported when a backend is made, never before.
@@ -50,9 +66,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
+from ..jsonrpc import codec
+from ..jsonrpc.messages import ErrorResponse, Notification, RequestId, Response
 from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
-from ..wire import RESOURCE_UPDATED
+from ..wire import INITIALIZED, RESOURCE_UPDATED
+from ._redis_events import _BACKOFF, RedisEventStore
 
 if TYPE_CHECKING:
     from ..server._server import Server
@@ -63,9 +82,22 @@ __all__ = ["RedisBackend", "RedisEventStore", "RedisUnavailable"]
 
 logger = logging.getLogger("jsonrpc_mcp.http.redis")
 
-_ENTRY_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
-_STREAM_ID = re.compile(r"[A-Za-z0-9_]{1,32}")
-_BACKOFF = (0.1, 0.5, 1.0, 2.0)  # seconds between the subscriber's attempts to reconnect
+_NOTICES = (b'"notifications/resources/updated"', b'list_changed"')  # told by every copy of a session
+_ALIVE_MS = 2000  # an instance's heartbeat key outlives its last refresh by this much
+# whether this copy (ARGV[1]: its tag) sends a notice: it is the teller, or there is no live teller
+# and it becomes the teller (for ARGV[3] seconds)
+_TELLS = """
+local teller = redis.call('GET', KEYS[1])
+if teller == ARGV[1] then return 1 end
+if teller and redis.call('EXISTS', ARGV[2] .. teller) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+return 1
+"""
+_STOP_TELLING = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+"""
+ID_SPAN = 2**22  # the ids of one instance's server-to-client requests: tag * ID_SPAN + n (< 2**53)
 
 
 class RedisUnavailable(RuntimeError):
@@ -80,68 +112,6 @@ def _import_redis() -> Any:
             "the redis package is not installed (pip install 'jsonrpc-mcp[redis]')"
         ) from exc
     return redis.asyncio
-
-
-class RedisEventStore:
-    """The events of one session's streams in Redis Streams (an :class:`~._events.EventStore`)."""
-
-    def __init__(
-        self,
-        client: Any,
-        base: str,
-        *,
-        max_events: int = 1000,
-        ttl: float = 3600.0,
-        record: str | None = None,
-    ) -> None:
-        self._client = client
-        self._base = base  # <prefix>:events:<session id>
-        self._record = record  # <prefix>:session:<session id>, kept alive as long as the streams
-        self._max = max_events
-        self._ttl = max(1, int(ttl))
-        self._keys: set[str] = set()  # the streams written here, dropped by close
-
-    async def store_event(self, stream_id: str, message: bytes) -> str:
-        """Store the event; with Redis down, the event still goes to the connection attached, with
-        an id no replay knows (a warning says so): the request is not failed for it."""
-        key = f"{self._base}:{stream_id}"
-        pipe = self._client.pipeline(transaction=False)
-        pipe.xadd(key, {b"m": message}, maxlen=self._max, approximate=True)
-        pipe.expire(key, self._ttl)
-        if self._record is not None:
-            pipe.expire(self._record, self._ttl)
-        try:
-            entry = (await pipe.execute())[0]
-        except Exception as exc:
-            logger.warning("an event was not stored in Redis (it cannot be replayed): %s", exc)
-            return f"{stream_id}:0-0"
-        self._keys.add(key)
-        return f"{stream_id}:{entry.decode('ascii')}"
-
-    async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
-        """(stream id, [(event id, message), ...] after it) from the Redis stream, or None if the
-        id is malformed, unknown, trimmed or expired."""
-        stream_id, _, entry = last_event_id.rpartition(":")
-        raw = entry.encode("latin-1", "replace")
-        if not _STREAM_ID.fullmatch(stream_id) or not _ENTRY_ID.fullmatch(raw):
-            return None
-        entries = await self._client.xrange(f"{self._base}:{stream_id}", min=entry, max="+")
-        if not entries or entries[0][0] != raw:  # trimmed away, expired, or never there
-            return None
-        replay = [(f"{stream_id}:{eid.decode('ascii')}", fields[b"m"]) for eid, fields in entries[1:]]
-        return stream_id, replay
-
-    async def close(self) -> None:
-        """Nothing: the session ended *here* (shutdown, idle expiry), and another instance may still
-        resume its streams; the TTL drops them. :meth:`drop` is for a session deleted by its client."""
-
-    async def drop(self) -> None:
-        """Delete the streams written here and the session's record (the client ended the session)."""
-        keys = [*self._keys, *([self._record] if self._record is not None else [])]
-        if keys:
-            self._keys = set()
-            with contextlib.suppress(Exception):  # Redis down: the TTL removes them
-                await self._client.delete(*keys)
 
 
 class _BusHub(SubscriptionHub):
@@ -166,6 +136,28 @@ class _BusHub(SubscriptionHub):
         """What another instance published: to this instance's listeners and sessions only."""
         kind, value = message.get("k"), message.get("v")
         if type(value) is not str:
+            return
+        if kind == "resp" or kind == "cancel":
+            self._backend.settle(self._app, message)
+            return
+        if kind == "view":
+            self._backend.adopt_view(self._app, message)
+            return
+        if kind == "task":  # a task changed on another instance: notifications/tasks here too
+            from ._redis_tasks import tell_listeners
+
+            task = asyncio.get_running_loop().create_task(tell_listeners(self._app.server, value))
+            self._telling.add(task)
+            task.add_done_callback(self._telling.discard)
+            return
+        if kind == "ready":  # "initialized" reached another instance: so is the opener's copy
+            held = self._app.sessions.get(value)
+            if held is not None and held.mcp.state is State.INITIALIZING:
+                task = asyncio.get_running_loop().create_task(
+                    held.mcp.handle_notification(Notification(INITIALIZED))
+                )
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
             return
         if kind == "end":  # deleted on another instance
             ended = self._app.sessions.pop(value, None)
@@ -224,12 +216,17 @@ class RedisBackend:
         self.share_state_key = share_state_key
         self.share_tasks = share_tasks
         self.instance = secrets.token_hex(8)  # tags what this instance publishes
+        self.tag = secrets.randbelow(2**30) + 1  # the base of its server-to-client request ids
         self.channel = f"{prefix}:bus"
+        self.own_channel = f"{prefix}:bus:{self.tag}"  # what is for this instance only
+        self.teller_tag = str(self.tag).encode()
+        self._ttl = max(1, int(event_ttl))
+        self._settling: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._hub: _BusHub | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
-        self._queue: asyncio.Queue[bytes] | None = None
+        self._queue: asyncio.Queue[tuple[str, bytes]] | None = None
         self.subscribed = anyio.Event()
 
     @classmethod
@@ -249,7 +246,7 @@ class RedisBackend:
         if self.share_tasks:
             from ._redis_tasks import share_tasks
 
-            share_tasks(app.server, self.client, self.prefix)
+            share_tasks(app.server, self.client, self.prefix, self.publish)
 
     def event_store(self, session_id: str) -> RedisEventStore:
         """The event store of session ``session_id`` (the same streams on every instance)."""
@@ -257,6 +254,160 @@ class RedisBackend:
         return RedisEventStore(
             self.client, base, max_events=self.max_events, ttl=self.event_ttl, record=record
         )
+
+    # -- server-to-client requests ----------------------------------------------------------------
+    def bind(self, session: HttpSession) -> None:
+        """Number the session's server-to-client requests from this instance's base, and forward
+        the responses and cancellations that are for another instance."""
+        session_id = session.id
+        assert session_id is not None
+        endpoint = session.endpoint
+        endpoint.number_outgoing_from(self.tag * ID_SPAN)
+
+        def unknown_response(response: Response | ErrorResponse) -> bool:
+            rid = response.id
+            if type(rid) is not int or rid < ID_SPAN or rid // ID_SPAN == self.tag:
+                return False  # not an id of ours, or ours and late (timed out, cancelled)
+            if type(response) is Response:
+                raw = codec.encode_response(rid, response.result)
+            else:
+                raw = orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": response.error})  # type: ignore[union-attr]
+            owner = f"{self.channel}:{rid // ID_SPAN}"
+            self.publish({"k": "resp", "v": session_id, "m": raw.decode()}, owner)
+            return True
+
+        def unknown_cancel(rid: RequestId, notification: Notification) -> bool:
+            self.publish({"k": "cancel", "v": session_id, "m": rid})
+            return True
+
+        endpoint.unknown_response = unknown_response
+        endpoint.unknown_cancel = unknown_cancel
+
+    def settle(self, app: McpHttpApp, message: dict[str, Any]) -> None:
+        """A response another instance received for a request sent here, or a cancellation."""
+        session = app.sessions.get(message["v"])
+        if session is None or session.closed:
+            return
+        if message["k"] == "cancel":
+            rid = message.get("m")
+            if (type(rid) is int or type(rid) is str) and session.endpoint.cancel_incoming(rid):
+                logger.debug("request %r of session %s cancelled from another instance", rid, session.id)
+            return
+        raw = message.get("m")
+        if type(raw) is not str:
+            return
+        task = asyncio.get_running_loop().create_task(self._answer(session, raw.encode()))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    @staticmethod
+    async def _answer(session: HttpSession, raw: bytes) -> None:  # (a task: kept in _settling)
+        try:
+            await session.endpoint.process(raw, session)
+        except Exception as exc:
+            logger.debug("a forwarded response was not delivered: %s", exc)
+
+    # -- what the copies of a session share --------------------------------------------------------
+    async def tells(self, session_id: str, message: bytes) -> bool:
+        """Whether this copy of the session sends ``message`` now. A list change or resource
+        update reaches every copy; one of them, the session's *teller* (``<prefix>:teller:<id>``:
+        the instance that opened the session, first), sends it, the others do not. When there is
+        no teller (its copy ended) or it is gone (its heartbeat, ``<prefix>:alive:<tag>``,
+        expired: killed, say), the first copy to hear of a notice becomes the teller (one Lua
+        script: no two do). A live teller is never replaced. Every notice is thus stored once in
+        the session's standalone stream, which a GET follows wherever it is. Redis down: every
+        copy sends it (twice rather than never). A copy that does not send a notice looks again
+        once a dead teller's heartbeat would have expired (:meth:`look_again`)."""
+        if not any(notice in message for notice in _NOTICES):
+            return True
+        return await self._claim(session_id)
+
+    async def _claim(self, session_id: str) -> bool:
+        keys = (f"{self.prefix}:teller:{session_id}", f"{self.prefix}:alive:")
+        try:
+            told = await self.client.eval(_TELLS, 1, keys[0], self.teller_tag, keys[1], self._ttl)
+            return bool(told)
+        except Exception:
+            return True
+
+    def look_again(self, session: HttpSession, message: bytes) -> None:
+        """The teller was alive when ``message`` came; if it is gone once its heartbeat would have
+        expired, it may have died before telling: this copy becomes the teller and sends it
+        (late, and maybe twice, rather than never)."""
+
+        async def later() -> None:  # (a task: kept in _settling)
+            await anyio.sleep(_ALIVE_MS / 1000 + 0.25)
+            assert session.id is not None
+            if not session.closed and await self._claim(session.id):
+                with contextlib.suppress(Exception):
+                    await session.standalone.emit(message)
+
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to wait on
+            task = asyncio.get_running_loop().create_task(later())
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
+    async def become_teller(self, session_id: str) -> None:
+        """This instance opened the session: it sends the session's notices (see :meth:`tells`)."""
+        try:
+            await self.client.set(f"{self.prefix}:teller:{session_id}", self.teller_tag, ex=self._ttl)
+        except Exception as exc:
+            logger.debug("could not record the teller of session %s: %s", session_id, exc)
+
+    def release(self, session_id: str) -> None:
+        """This instance's copy of the session ended: stop being its teller, in the background
+        (never holding up a shutdown that closes many sessions; if it never runs, the heartbeat
+        expires and another copy takes over all the same)."""
+        with contextlib.suppress(RuntimeError):  # no running loop
+            task = asyncio.get_running_loop().create_task(self.stop_telling(session_id))
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
+    async def stop_telling(self, session_id: str) -> None:
+        """If this instance is the session's teller, no copy is any more (the next notice makes
+        one)."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+            try:
+                await self.client.eval(
+                    _STOP_TELLING, 1, f"{self.prefix}:teller:{session_id}", self.teller_tag
+                )
+            except Exception as exc:
+                logger.debug("could not clear the teller of session %s: %s", session_id, exc)
+
+    async def _heartbeat_forever(self) -> None:
+        """Say this instance is alive (a key that expires soon after it stops being refreshed)."""
+        key = f"{self.prefix}:alive:{self.tag}"
+        while True:
+            with contextlib.suppress(Exception):
+                await self.client.set(key, b"1", px=_ALIVE_MS)
+            await anyio.sleep(_ALIVE_MS / 4000)
+
+    async def share_view(self, session: HttpSession) -> None:
+        """A POST changed the session's subscriptions or log level: into the record, and to the
+        instances holding a copy."""
+        subscriptions, threshold = view = session.shared_view()
+        session.shared = view
+        fields = {"subscriptions": sorted(subscriptions), "logThreshold": threshold}
+        key = f"{self.prefix}:session:{session.id}"
+        try:
+            # published before the POST is answered (not queued): every instance has the view
+            # before anything the client does next, a resource update on a third one included
+            data = orjson.dumps({"k": "view", "v": session.id, "m": fields, "o": self.instance})
+            await self.client.publish(self.channel, data)
+            raw = await self.client.get(key)
+            record = orjson.loads(raw) if raw is not None else None
+            if type(record) is dict:
+                await self.client.set(key, orjson.dumps({**record, **fields}), keepttl=True)
+        except Exception as exc:
+            logger.warning("the subscriptions of session %s were not recorded in Redis: %s", session.id, exc)
+
+    @staticmethod
+    def adopt_view(app: McpHttpApp, message: dict[str, Any]) -> None:
+        """What another instance published of a session's subscriptions and log level."""
+        session = app.sessions.get(message["v"])
+        fields = message.get("m")
+        if session is not None and type(fields) is dict:
+            _take_view(session, fields)
 
     async def register_session(self, session: HttpSession) -> None:
         """Record what the session is (its revision, the client's info and capabilities, who opened
@@ -272,11 +423,13 @@ class RedisBackend:
         key = f"{self.prefix}:session:{session.id}"
         try:
             await self.client.set(key, orjson.dumps(record), ex=max(1, int(self.event_ttl)))
+            await self.become_teller(session.id)
         except Exception as exc:  # the session works here; only another instance will not know it
             logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
 
     async def adopt(self, app: _AppState, session_id: str) -> HttpSession | None:
-        """The session another instance opened, served here from now on (None: no such record).
+        """The session another instance opened, served here from now on (None: no such record;
+        :class:`RedisUnavailable` when Redis cannot say).
 
         What is adopted is the record; what the other instance holds in memory is not (requests in
         flight there, resource subscriptions, the log level)."""
@@ -286,9 +439,9 @@ class RedisBackend:
             return None
         try:
             raw = await self.client.get(f"{self.prefix}:session:{session_id}")
-        except Exception as exc:
+        except Exception as exc:  # the caller answers 503: the session may well exist
             logger.warning("could not look session %s up in Redis: %s", session_id, exc)
-            return None
+            raise RedisUnavailable(f"Redis at {self.url} is unreachable") from exc
         record = orjson.loads(raw) if raw is not None else None
         revision = app._supported.get(str(record.get("revision"))) if type(record) is dict else None
         if record is None or revision is None:
@@ -304,6 +457,7 @@ class RedisBackend:
         mcp.revision, mcp.capabilities, mcp.state = revision, app.server.capabilities(revision), State.READY
         mcp.client_info = record.get("clientInfo") or {}
         mcp.client_capabilities = record.get("clientCapabilities") or {}
+        _take_view(session, record)
         app.sessions[session_id] = session
         session.start()
         logger.info("session %s adopted from Redis", session_id)
@@ -360,7 +514,11 @@ class RedisBackend:
         self.subscribed = anyio.Event()
         # plain tasks, not a task group: this is entered and exited in a lifespan whose own scope
         # is cancelled first at shutdown; the clean-up below is shielded from that
-        tasks = [loop.create_task(self._publish_forever()), loop.create_task(self._subscribe_forever())]
+        tasks = [
+            loop.create_task(self._publish_forever()),
+            loop.create_task(self._subscribe_forever()),
+            loop.create_task(self._heartbeat_forever()),
+        ]
         try:
             with anyio.move_on_after(5.0):
                 await self.subscribed.wait()
@@ -372,25 +530,28 @@ class RedisBackend:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+                with contextlib.suppress(Exception), anyio.move_on_after(1.0):
+                    await self.client.delete(f"{self.prefix}:alive:{self.tag}")
                 with contextlib.suppress(Exception):
                     await self.client.aclose()
 
-    def publish(self, message: dict[str, Any]) -> None:
-        """Queue ``message`` for the other instances (from any thread; dropped when not running)."""
+    def publish(self, message: dict[str, Any], channel: str | None = None) -> None:
+        """Queue ``message`` for the other instances (from any thread; dropped when not running),
+        on the bus or on ``channel``."""
         loop, queue = self._loop, self._queue
         if loop is None or queue is None:
             return
-        data = orjson.dumps({**message, "o": self.instance})
+        item = (channel or self.channel, orjson.dumps({**message, "o": self.instance}))
         if threading.get_ident() == self._thread:
-            self._put(queue, data)
+            self._put(queue, item)
         else:
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(self._put, queue, data)
+                loop.call_soon_threadsafe(self._put, queue, item)
 
     @staticmethod
-    def _put(queue: asyncio.Queue[bytes], data: bytes) -> None:
+    def _put(queue: asyncio.Queue[tuple[str, bytes]], item: tuple[str, bytes]) -> None:
         try:
-            queue.put_nowait(data)
+            queue.put_nowait(item)
         except asyncio.QueueFull:
             logger.warning("the Redis bus is backed up: a notification for other instances was dropped")
 
@@ -398,9 +559,9 @@ class RedisBackend:
         assert self._queue is not None
         queue = self._queue
         while True:
-            data = await queue.get()
+            channel, data = await queue.get()
             try:
-                await self.client.publish(self.channel, data)
+                await self.client.publish(channel, data)
             except Exception as exc:
                 logger.warning("could not publish to Redis at %s: %s", self.url, exc)
 
@@ -409,7 +570,7 @@ class RedisBackend:
         while True:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self.channel)
+                await pubsub.subscribe(self.channel, self.own_channel)
                 self.subscribed.set()
                 if attempt:
                     logger.info("the Redis bus at %s is back", self.url)
@@ -434,6 +595,16 @@ class RedisBackend:
             return
         if type(message) is dict and message.get("o") != self.instance and self._hub is not None:
             self._hub.deliver(message)
+
+
+def _take_view(session: HttpSession, fields: dict[str, Any]) -> None:
+    """Give this copy of the session the subscriptions and log level of ``fields`` (a record)."""
+    subscriptions, threshold = fields.get("subscriptions"), fields.get("logThreshold")
+    if type(subscriptions) is list:
+        session.mcp.subscriptions = {uri for uri in subscriptions if type(uri) is str}
+    if type(threshold) is int:
+        session.mcp.log_threshold = threshold
+    session.shared = session.shared_view()
 
 
 def _safe(url: str) -> str:

@@ -5,12 +5,16 @@ none: it stays until deleted). An update is an optimistic transaction (``WATCH``
 merge, ``MULTI``/``SET ... KEEPTTL``/``EXEC``, again if another writer came first), so a terminal
 status written by one instance is never overwritten by another. The task's run stays in the
 instance that created it; ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any instance
-(the run reads the answers and the cancellation from the store as it polls).
+(the run reads the answers and the cancellation from the store as it polls). Each change of a task
+is also published on the bus (``publish``), so the ``subscriptions/listen`` streams watching it on
+other instances get ``notifications/tasks`` too: each instance reads the record and tells its own
+listeners (:func:`tell_listeners`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -68,14 +72,37 @@ class RedisTaskStore:
                     continue
 
 
-def share_tasks(server: Any, client: Any, prefix: str) -> bool:
+def share_tasks(
+    server: Any, client: Any, prefix: str, publish: Callable[[dict[str, Any]], None] | None = None
+) -> bool:
     """Put the server's tasks in Redis when its Tasks extension keeps the default store (still
-    empty); whether it did."""
-    extension = next((e for e in server.extensions.values() if isinstance(e, TasksExtension)), None)
+    empty), and publish each change of a task with ``publish``; whether it did."""
+    extension = _extension(server)
     if extension is None:
         return False
     store = extension.store
     if type(store) is not InMemoryTaskStore or len(store):
         return False
     extension.store = RedisTaskStore(client, prefix)
+    if publish is not None:
+        local: Callable[[str], Awaitable[None]] = extension._changed
+
+        async def changed(task_id: str) -> None:  # what the extension calls after each change
+            await local(task_id)
+            publish({"k": "task", "v": task_id})
+
+        extension._local_changed = local  # type: ignore[attr-defined]  # (see tell_listeners)
+        extension._changed = changed  # type: ignore[method-assign]
     return True
+
+
+async def tell_listeners(server: Any, task_id: str) -> None:
+    """Another instance changed task ``task_id``: tell this instance's listeners watching it."""
+    extension = _extension(server)
+    local = getattr(extension, "_local_changed", None)
+    if local is not None:
+        await local(task_id)
+
+
+def _extension(server: Any) -> TasksExtension | None:
+    return next((e for e in server.extensions.values() if isinstance(e, TasksExtension)), None)

@@ -107,6 +107,9 @@ class HttpSession:
         self._ending: asyncio.Task[None] | None = None  # the standalone stream's final event
         # who opened it (a protected server: the token's client and subject); only they may use it
         self.principal: Any = None
+        self.shared: tuple[frozenset[str], int] | None = None  # the view last published (Redis)
+        if app.redis is not None and session_id is not None:
+            app.redis.bind(self)  # server-to-client requests answered through another instance
 
     def belongs_to(self, scope: Any) -> bool:
         """Whether the request (its authenticated principal, if any) may use this session."""
@@ -114,7 +117,16 @@ class HttpSession:
 
     # the endpoint's default channel: messages not tied to a request go to the standalone stream
     async def send(self, message: bytes) -> None:
+        redis = self.app.redis
+        if redis is not None and self.id is not None and not await redis.tells(self.id, message):
+            redis.look_again(self, message)  # another copy of the session (its teller) sends it
+            return
         await self.standalone.emit(message)
+
+    def shared_view(self) -> tuple[frozenset[str], int]:
+        """What the instances serving this session share beyond its record: its resource
+        subscriptions and log level (compared after each POST, published when changed)."""
+        return frozenset(self.mcp.subscriptions), self.mcp.log_threshold
 
     def new_stream(self) -> EventStream:
         self._stream_ids += 1
@@ -161,6 +173,8 @@ class HttpSession:
         self.streams.clear()
         if self.store is not None:
             await self.store.close()
+        if self.app.redis is not None and self.id is not None:
+            self.app.redis.release(self.id)  # another copy sends its notices now
 
     def done(self) -> None:
         """A request or stream of this session ended: one fewer in flight, and it counts as activity."""

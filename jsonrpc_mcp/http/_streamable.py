@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 
 import anyio
 
 from ..jsonrpc.errors import INVALID_REQUEST
-from ..jsonrpc.messages import Incoming, Request
+from ..jsonrpc.messages import Incoming, Notification, Request
 from ..revisions import Revision
 from ..server._session import State
 from ..transports.sse import KEEPALIVE, encode_event
-from ..wire import INITIALIZE, SESSION_NOT_FOUND
+from ..wire import INITIALIZE, INITIALIZED, SESSION_NOT_FOUND
 from ._asgi import (
     EVENT_STREAM,
     LAST_EVENT_ID,
@@ -49,10 +50,12 @@ from ._asgi import (
 from ._auth import PRINCIPAL
 from ._events import EventStream
 from ._health import DRAINING
+from ._redis import RedisUnavailable
 from ._sessions import HttpSession, _AppState, _new_session_id
 
 SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
 _RETRY = [(b"retry-after", b"5")]
+_STORE_DOWN = "Service Unavailable: this instance does not hold the session and cannot look it up ({})"
 
 __all__: list[str] = []
 
@@ -189,7 +192,11 @@ class _StreamableHttp(_AppState):
             if raw_id is None:
                 await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
                 return
-            found = await self._held(raw_id.decode("latin-1"), scope)
+            try:
+                found = await self._held(raw_id.decode("latin-1"), scope)
+            except RedisUnavailable as exc:
+                await _error(send, 503, SERVER_BUSY, _STORE_DOWN.format(exc), _RETRY)
+                return
             if found is None:
                 await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
                 return
@@ -218,6 +225,11 @@ class _StreamableHttp(_AppState):
             processed = await session.endpoint.process(message, channel)
         finally:
             session.done()
+        if self.redis is not None and session.id is not None:
+            if session.shared != session.shared_view():
+                await self.redis.share_view(session)  # subscribed, unsubscribed, set the log level
+            if type(message) is Notification and message.method == INITIALIZED:
+                self.redis.publish({"k": "ready", "v": session.id})  # the opener's copy is ready too
         if initialize and session.id is not None:
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
                 self.sessions[session.id] = session
@@ -283,13 +295,18 @@ class _StreamableHttp(_AppState):
         if session is None:
             return
         last_event_id = raw_last.decode("latin-1") if raw_last is not None else None
+        follow_request = False
         if last_event_id is not None and session.store is not None:
             found = await session.store.events_after(last_event_id)
             stream = session.streams.get(found[0]) if found is not None else None
-            if found is None or (stream is None and not found[1]):
+            if found is not None and stream is None and self.redis is not None:
+                # a request's stream another instance may still be writing: follow it in Redis
+                # until its answer (replayed at once when it is there already)
+                stream, follow_request = EventStream(found[0], session.store), True
+            elif found is None or (stream is None and not found[1]):
                 await _error(send, 404, INVALID_REQUEST, "Not Found: no stream has that Last-Event-ID")
                 return
-            if stream is None:  # the stream already ended: replay what is left and close
+            elif stream is None:  # the stream already ended: replay what is left and close
                 stream = EventStream(found[0], session.store)
                 stream.close()
         else:
@@ -300,7 +317,7 @@ class _StreamableHttp(_AppState):
                     send, 409, INVALID_REQUEST, "Conflict: this session already has a GET stream open"
                 )
                 return
-        await self._stream_out(session, stream, last_event_id, receive, send)
+        await self._stream_out(session, stream, last_event_id, receive, send, follow_request)
 
     async def _stream_out(
         self,
@@ -309,6 +326,7 @@ class _StreamableHttp(_AppState):
         last_event_id: str | None,
         receive: Receive,
         send: Send,
+        follow_request: bool = False,
     ) -> None:
         headers = [
             (b"content-type", EVENT_STREAM),
@@ -322,16 +340,31 @@ class _StreamableHttp(_AppState):
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
         session.in_flight += 1
+        follower: Callable[[], Awaitable[None]] | None = None
+        attached: Callable[[bytes], Awaitable[None]] = write
         try:
-            # the replay is looked up as the connection is attached (under the stream's lock), so an
-            # event emitted while the response headers were being sent is neither lost nor doubled
-            await stream.attach(write, last_event_id)
             revision, store = session.mcp.revision, session.store
             primes = revision is not None and revision.has_sse_priming
-            if last_event_id is None and primes and store is not None:
-                event_id = await store.store_event(stream.id, b"")
-                await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
+            if self.redis is not None and (follow_request or stream is session.standalone):
+                follower, attached = await _follower(
+                    session, stream, last_event_id, write, primes, self.retry_ms, follow_request
+                )
+            else:
+                # the replay is looked up as the connection is attached (under the stream's lock), so
+                # an event emitted while the response headers were being sent is neither lost nor doubled
+                await stream.attach(write, last_event_id)
+                if last_event_id is None and primes and store is not None:
+                    event_id = await store.store_event(stream.id, b"")
+                    await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
             async with anyio.create_task_group() as tg:
+                if follower is not None:
+
+                    async def follow() -> None:
+                        assert follower is not None
+                        await follower()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(follow)
 
                 async def until_disconnect() -> None:
                     while (await receive())["type"] != "http.disconnect":
@@ -351,7 +384,7 @@ class _StreamableHttp(_AppState):
                 tg.start_soon(until_closed)
                 tg.start_soon(keepalive)
         finally:
-            stream.detach(write)
+            stream.detach(attached)
             session.done()
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -387,7 +420,11 @@ class _StreamableHttp(_AppState):
         if raw_id is None:
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
-        session = await self._held(raw_id.decode("latin-1"), scope)
+        try:
+            session = await self._held(raw_id.decode("latin-1"), scope)
+        except RedisUnavailable as exc:
+            await _error(send, 503, SERVER_BUSY, _STORE_DOWN.format(exc), _RETRY)
+            return None
         if session is None:
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
@@ -400,3 +437,48 @@ class _StreamableHttp(_AppState):
         if session is None and self.redis is not None:
             session = await self.redis.adopt(self, session_id)
         return session if session is not None and session.belongs_to(scope) else None
+
+
+async def _follower(
+    session: HttpSession,
+    stream: EventStream,
+    last_event_id: str | None,
+    write: Callable[[bytes], Awaitable[None]],
+    primes: bool,
+    retry_ms: int,
+    until_answer: bool,
+) -> tuple[Callable[[], Awaitable[None]], Callable[[bytes], Awaitable[None]]]:
+    """A GET connection served from the session's Redis stream (see :mod:`._redis`): what to run
+    until the connection ends, and the writer attached to the stream. The standalone stream
+    attaches a connection that writes only what the follower cannot: keep-alives, the priming and
+    final events (their stored messages are empty: the follower skips those) and an event Redis
+    did not take; the follower writes everything else, in the order Redis stored it, whichever
+    instance emitted it."""
+    from ._redis_events import RedisEventStore
+
+    store = session.store
+    assert isinstance(store, RedisEventStore)
+
+    async def direct(data: bytes) -> None:
+        stored = data.startswith(b"id: ") and not data[: data.index(b"\n")].endswith(b":0-0")
+        if stored and b"\nretry: " not in data:
+            return  # stored in Redis: the follower writes it
+        await write(data)
+
+    if last_event_id is not None:
+        start = last_event_id.rpartition(":")[2]
+    else:
+        try:
+            start = await store.last_entry(stream.id)
+        except Exception:  # Redis down: what is stored from now on (entry ids are milliseconds)
+            start = f"{int(time.time() * 1000)}-0"
+    if not until_answer:
+        await stream.attach(direct)
+        if last_event_id is None and primes:
+            event_id = await store.store_event(stream.id, b"")
+            await stream.write_raw(encode_event(b"", id=event_id, retry=retry_ms))
+
+    async def run() -> None:
+        await store.follow(stream.id, start, write, until_answer=until_answer)
+
+    return run, direct

@@ -53,7 +53,7 @@ from ..transports.base import FrameTooLarge, InlineCapableStream, MessageStream
 from . import codec
 from ._fastpath import INLINE_BURST, Adopt, Inline, Tasks
 from .errors import ConnectionClosed, InternalError, InvalidRequest, JsonRpcError, RequestTimeout
-from .messages import Incoming, Notification, Request, RequestId, Response
+from .messages import ErrorResponse, Incoming, Notification, Request, RequestId, Response
 from .peer import (
     Batch,
     Cancel,
@@ -253,6 +253,14 @@ class Endpoint:
         self._started: anyio.Event | None = None  # made when someone waits (clients do; HTTP never)
         self._running = False
         self._scope_type: type[anyio.CancelScope] | None = None
+        # a response or cancellation this endpoint has no request for: given here first (True: taken,
+        # e.g. forwarded to the instance that sent the request); see http/_redis_peers.py
+        self.unknown_response: Callable[[Response | ErrorResponse], bool] | None = None
+        self.unknown_cancel: Callable[[RequestId, Notification], bool] | None = None
+
+    def number_outgoing_from(self, base: int) -> None:
+        """Number the next outgoing requests from ``base`` (see :meth:`Peer.number_outgoing_from`)."""
+        self._peer.number_outgoing_from(base)
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -464,14 +472,19 @@ class Endpoint:
                     "cancellation without a usable request id ignored: %r", cancel.notification.params
                 )
             else:
-                logger.debug("cancellation for unknown or finished request %r ignored", cancel.request_id)
+                forward = self.unknown_cancel
+                if forward is None or not forward(cancel.request_id, cancel.notification):
+                    logger.debug("cancellation for unknown or finished request %r ignored", cancel.request_id)
             # the dispatcher may want to see it too (e.g. to log the reason)
             await self._notified(cancel.notification)
             return None
         if t is Duplicate or t is InvalidMessage:  # the one place a duplicate id is refused
             refused: Duplicate | InvalidMessage = event  # type: ignore[assignment]
             return self._encode_error(refused.id, refused.error)
-        logger.warning("dropping a response with unknown or already answered id %r", event.response.id)  # type: ignore[union-attr]
+        unknown: Response | ErrorResponse = event.response  # type: ignore[union-attr]
+        if self.unknown_response is not None and self.unknown_response(unknown):
+            return None
+        logger.warning("dropping a response with unknown or already answered id %r", unknown.id)
         return None
 
     async def _notified(self, notification: Notification) -> None:

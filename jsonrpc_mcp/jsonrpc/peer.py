@@ -237,6 +237,11 @@ class Peer(Generic[OutT, InT]):
         return Cancel(notification, rid, self._incoming.pop(rid, None))
 
     # -- outgoing ---------------------------------------------------------------------------------
+    def number_outgoing_from(self, base: int) -> None:
+        """Number the next outgoing requests ``base + 1``, ``base + 2``... (ids unique across the
+        instances that serve one session: each starts from its own base)."""
+        self._next_id = base
+
     def start_outgoing(self, token: OutT) -> RequestId:
         """Allocate a fresh id for an outgoing request and remember ``token`` under it."""
         self._next_id += 1

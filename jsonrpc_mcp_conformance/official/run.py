@@ -16,7 +16,12 @@ What it does, every step bounded in time:
 3. with no selection, runs the CI plan (``CI_PLAN``): 0.1.16 every server scenario; 0.2.0 the
    2025-11-25 and the 2026-07-28 requirement sets; 0.2.0 every server scenario, extensions
    (tasks, skills) included;
-4. exits 0 only if no check failed, none was skipped unless ``accepted-skips.json`` names it with
+4. with ``--scale-out N`` (and in the CI plan when ``redis-server`` is on PATH: ``SCALE_OUT_PLAN``,
+   three runs with three instances), serves the target as N ``serve --http --redis`` instances on
+   one ``redis-server`` (started here, in a temporary directory, on a free port, nothing saved)
+   behind the round-robin proxy of ``proxy.py`` (no affinity: every request may land on any
+   instance), and runs the suite against the proxy;
+5. exits 0 only if no check failed, none was skipped unless ``accepted-skips.json`` names it with
    its reason, and (unless ``--allow-warnings``) none warned: a warning is a SHOULD the server missed.
 
 Each run's transcript goes to ``.cache/conformance/last-run/<n>/suite.log`` and the server's stderr
@@ -26,6 +31,7 @@ to ``server.log`` beside it; per-scenario ``checks.json`` files are kept in ``re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -34,7 +40,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,7 +101,9 @@ def wait_listening(process: subprocess.Popen[bytes], port: int, timeout: float) 
     raise SystemExit(f"conformance-official: the server did not listen on port {port} within {timeout:.0f} s")
 
 
-def start_server(target: str, port: int, server_log: Path) -> subprocess.Popen[bytes]:
+def start_server(
+    target: str, port: int, server_log: Path, extra: tuple[str, ...] = ()
+) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
         "-m",
@@ -105,6 +115,7 @@ def start_server(target: str, port: int, server_log: Path) -> subprocess.Popen[b
         "127.0.0.1",
         "--port",
         str(port),
+        *extra,
     ]
     with server_log.open("wb") as sink:
         process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
@@ -120,6 +131,64 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=STOP_TIMEOUT)
+
+
+@contextlib.contextmanager
+def served(target: str, run_dir: Path, instances: int) -> Iterator[str]:
+    """Serve ``target``; yield the MCP URL. One instance: ``serve --http`` on a free port. More: a
+    ``redis-server`` of their own, that many ``serve --http --redis`` instances, and the
+    round-robin proxy in front of them (the URL is the proxy's)."""
+    if instances <= 1:
+        port = free_port()
+        process = start_server(target, port, run_dir / "server.log")
+        try:
+            wait_listening(process, port, START_TIMEOUT)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            stop_server(process)
+        return
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        raise SystemExit("conformance-official: --scale-out needs redis-server on PATH")
+    processes: list[subprocess.Popen[bytes]] = []
+    with contextlib.ExitStack() as stack:
+
+        def stop_all() -> None:
+            for process in reversed(processes):
+                stop_server(process)
+
+        stack.callback(stop_all)
+        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="conformance-redis-")))
+        redis_port = free_port()
+        redis_command = [redis_server, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
+        redis_command += ["--appendonly", "no", "--dir", str(directory)]
+        with (run_dir / "redis.log").open("wb") as sink:
+            processes.append(
+                subprocess.Popen(redis_command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+            )
+        wait_listening(processes[-1], redis_port, START_TIMEOUT)
+        url = f"redis://127.0.0.1:{redis_port}/0"
+        ports = [free_port() for _ in range(instances)]
+        for n, port in enumerate(ports, 1):
+            log_file = run_dir / f"server-{n}.log"
+            processes.append(start_server(target, port, log_file, ("--redis", url)))
+        for process, port in zip(processes[1:], ports, strict=True):
+            wait_listening(process, port, START_TIMEOUT)
+        proxy_port = free_port()
+        proxy_command = [
+            sys.executable,
+            "-m",
+            "jsonrpc_mcp_conformance.official.proxy",
+            "--port",
+            str(proxy_port),
+        ]
+        proxy_command += [f"127.0.0.1:{port}" for port in ports]
+        with (run_dir / "proxy.log").open("wb") as sink:
+            processes.append(
+                subprocess.Popen(proxy_command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
+            )
+        wait_listening(processes[-1], proxy_port, START_TIMEOUT)
+        yield f"http://127.0.0.1:{proxy_port}/mcp"
 
 
 # -- results ----------------------------------------------------------------------------------------
@@ -194,6 +263,7 @@ class Run:
     label: str
     line: str  # a key of SUITES
     selection: tuple[str, ...]  # the suite's own options: --suite all, --requirements R, --scenario S
+    instances: int = 1  # more: that many instances on one Redis behind the round-robin proxy
 
 
 # What `make conformance-official` (and CI) runs: the 0.1 line's every server scenario, the 0.2 line's
@@ -203,6 +273,15 @@ CI_PLAN = (
     Run("0.2.0-alpha.12: the 2025-11-25 requirement set", "0.2", ("--requirements", "2025-11-25")),
     Run("0.2.0-alpha.12: the 2026-07-28 requirement set", "0.2", ("--requirements", "2026-07-28")),
     Run("0.2.0-alpha.12: every server scenario, extensions included", "0.2", ("--suite", "all")),
+)
+
+# ... and, when redis-server is on PATH, the same server scaled out: three instances on one Redis
+# behind the round-robin proxy, so that consecutive requests of one session land on different ones.
+SCALE_OUT = 3
+SCALE_OUT_PLAN = (
+    Run("0.1.16 x3 behind a proxy: every server scenario", "0.1", ("--suite", "all"), SCALE_OUT),
+    Run("0.2.0-alpha.12 x3 behind a proxy: 2025-11-25", "0.2", ("--requirements", "2025-11-25"), SCALE_OUT),
+    Run("0.2.0-alpha.12 x3 behind a proxy: 2026-07-28", "0.2", ("--requirements", "2026-07-28"), SCALE_OUT),
 )
 
 
@@ -223,14 +302,10 @@ def run_once(
     shutil.rmtree(run_dir, ignore_errors=True)
     out_dir = run_dir / "results"
     out_dir.mkdir(parents=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
     print()
     print(f"=== {run.label} ({' '.join(run.selection)}) ===")
-    process = start_server(target, port, run_dir / "server.log")
     started = time.monotonic()
-    try:
-        wait_listening(process, port, START_TIMEOUT)
+    with served(target, run_dir, run.instances) as url:
         command = [
             str(node),
             str(entry),
@@ -254,8 +329,6 @@ def run_once(
                 timeout=SUITE_TIMEOUT,
                 check=False,
             )
-    finally:
-        stop_server(process)
     seconds = time.monotonic() - started
     results = read_results(out_dir)
     if run.selection[0] == "--scenario":
@@ -304,11 +377,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="what `jsonrpc-mcp serve` serves (default: examples/everything/server.py)",
     )
     parser.add_argument("--install-only", action="store_true", help="install Node and the suites, then stop")
+    parser.add_argument(
+        "--scale-out",
+        type=int,
+        metavar="N",
+        help="serve N instances on one Redis (redis-server on PATH) behind a round-robin proxy; "
+        "with no selection, the scaled-out part of the CI plan",
+    )
     return parser.parse_args(argv)
 
 
 def plan(options: argparse.Namespace) -> tuple[Run, ...]:
-    """The runs the options ask for: one selection, or (none given) the whole CI plan."""
+    """The runs the options ask for: one selection, or (none given) the whole CI plan; with
+    ``--scale-out N``, on N instances (no selection: ``SCALE_OUT_PLAN``)."""
+    instances = options.scale_out or 1
     if options.requirements:
         line = options.line or "0.2"
         return (
@@ -316,14 +398,25 @@ def plan(options: argparse.Namespace) -> tuple[Run, ...]:
                 f"{line}: the {options.requirements} requirement set",
                 line,
                 ("--requirements", options.requirements),
+                instances,
             ),
         )
     line = options.line or "0.1"
     if options.scenario:
-        return (Run(f"{line}: {options.scenario}", line, ("--scenario", options.scenario)),)
+        return (Run(f"{line}: {options.scenario}", line, ("--scenario", options.scenario), instances),)
     if options.suite:
-        return (Run(f"{line}: suite {options.suite}", line, ("--suite", options.suite)),)
-    return CI_PLAN
+        return (Run(f"{line}: suite {options.suite}", line, ("--suite", options.suite), instances),)
+    if options.scale_out:
+        return tuple(
+            Run(r.label.replace("x3", f"x{instances}"), r.line, r.selection, instances)
+            for r in SCALE_OUT_PLAN
+        )
+    if shutil.which("redis-server") is None:
+        log(
+            "skipped: the scaled-out runs (redis-server is not on PATH; Debian: apt-get install redis-server)"
+        )
+        return CI_PLAN
+    return CI_PLAN + SCALE_OUT_PLAN
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -49,7 +50,15 @@ def test_a_skipped_check_fails_its_scenario_unless_it_is_accepted(capsys: pytest
 def test_without_a_selection_the_ci_plan_runs_both_lines_and_both_requirement_sets() -> None:
     options = run.parse_args([])
     runs = run.plan(options)
-    assert runs == run.CI_PLAN
+    # then the scaled-out runs, when redis-server is on PATH
+    scaled = run.SCALE_OUT_PLAN if shutil.which("redis-server") else ()
+    assert runs == run.CI_PLAN + scaled
+    assert all(r.instances == 1 for r in run.CI_PLAN) and all(r.instances == 3 for r in run.SCALE_OUT_PLAN)
+    assert [r.selection for r in run.plan(run.parse_args(["--scale-out", "2"]))] == [
+        r.selection for r in run.SCALE_OUT_PLAN
+    ]
+    (two,) = run.plan(run.parse_args(["--scale-out", "2", "--scenario", "ping"]))
+    assert two.instances == 2
     selections = {(r.line, r.selection) for r in runs}
     assert ("0.1", ("--suite", "all")) in selections
     assert ("0.2", ("--requirements", "2025-11-25")) in selections

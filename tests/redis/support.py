@@ -8,7 +8,9 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from ..http.support import START_TIMEOUT, STOP_TIMEOUT, free_port
@@ -76,3 +78,18 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(STOP_TIMEOUT)
+
+
+async def teller_gone(redis_server: RedisServer, session_id: str) -> None:
+    """Until the heartbeat of the instance that was the session's teller has expired (it was
+    killed; written by other processes: polled, bounded by the caller's ``fail_after``)."""
+    import redis.asyncio
+
+    client: Any = redis.asyncio.from_url(redis_server.url)
+    try:
+        teller = await client.get(f"jsonrpc-mcp:teller:{session_id}")
+        assert teller is not None
+        while await client.exists(b"jsonrpc-mcp:alive:" + teller):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    finally:
+        await client.aclose()

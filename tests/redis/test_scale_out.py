@@ -155,11 +155,30 @@ def test_an_unreachable_redis_at_start_is_one_line_and_exit_1() -> None:
     assert len(lines) == 1 and lines[0].startswith(f"jsonrpc-mcp: cannot use --redis: Redis at {url}"), lines
 
 
-def test_workers_with_redis_need_stateless_for_a_handshake_server(redis_server: RedisServer) -> None:
-    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", TARGET, "--http", "--workers", "2"]
-    done = subprocess.run([*command, "--redis", redis_server.url], cwd=REPO, capture_output=True, timeout=30)
-    assert done.returncode == 2
-    assert b"--workers with --redis needs --stateless" in done.stderr
+async def test_handshake_sessions_are_served_by_every_worker_on_redis(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    from ..http.support import open_session, post, request, session_headers
+
+    with spawned(TARGET, "--workers", "2", "--redis", redis_server.url) as server:
+        url = server.url + "/mcp"
+        session_id = await open_session(http, url)
+        headers = {**session_headers(session_id), "connection": "close"}  # either worker, each time
+        pids: set[str] = set()
+        with anyio.fail_after(TIMEOUT * 3):
+            async with httpx.AsyncClient(timeout=TIMEOUT) as fresh:
+                while len(pids) < 2:  # the kernel spreads the connections: until both answered
+                    answer = await post(
+                        fresh,
+                        url,
+                        request(len(pids) + 1, "tools/call", {"name": "whoami", "arguments": {}}),
+                        headers,
+                    )
+                    assert answer.status_code == 200, answer.text
+                    pids.add(answer.json()["result"]["content"][0]["text"])
+            deleted = await http.delete(url, headers=session_headers(session_id))
+    assert len(pids) == 2 and str(server.process.pid) not in pids  # two workers, one session
+    assert deleted.status_code == 200
 
 
 async def test_stateless_workers_on_redis_tell_every_listener(

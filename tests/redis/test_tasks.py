@@ -70,3 +70,29 @@ async def test_the_store_keeps_a_terminal_status_and_the_ttl(redis_server: Redis
         assert await store.get("nothing") is None and await store.update("nothing", {}) is None
     finally:
         await client.aclose()
+
+
+async def test_a_change_of_a_task_on_one_instance_reaches_a_listener_on_another(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    import orjson
+
+    from ..http.support import SseReader
+
+    with instances(2, "--redis", redis_server.url) as (a, b), anyio.fail_after(TIMEOUT * 2):
+        slow = await rpc(
+            http, a.url + "/mcp", "tools/call", {"name": "compute", "arguments": {"seconds": 60}}, "compute"
+        )
+        task_id = slow["taskId"]
+        body = modern_request(7, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        body["params"]["_meta"] = META
+        async with http.stream(
+            "POST", b.url + "/mcp", content=orjson.dumps(body), headers=headers_for(body)
+        ) as response:
+            reader = SseReader(response)
+            _, ack = await reader.message()
+            await rpc(http, a.url + "/mcp", "tasks/cancel", {"taskId": task_id}, task_id)  # on A
+            _, told = await reader.message()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert told["method"] == "notifications/tasks"
+    assert told["params"]["taskId"] == task_id and told["params"]["status"] == "cancelled"

@@ -58,3 +58,33 @@ async def compute(seconds: float) -> str:
     """Take ``seconds``, answer with this process's id: a task when the client speaks Tasks."""
     await anyio.sleep(seconds)
     return f"computed by {os.getpid()}"
+
+
+@server.tool()
+async def ask_briefly(ctx: Context) -> str:
+    """Ask the client for its roots, waiting at most half a second."""
+    try:
+        result = await ctx.send_request("roots/list", {}, timeout=0.5)
+    except Exception as exc:
+        return f"no answer: {type(exc).__name__}"
+    return f"roots: {len(result.get('roots', []))}"
+
+
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Log one message at each of debug, info and warning."""
+    await ctx.debug("a debug line")
+    await ctx.info("an info line")
+    await ctx.warning("a warning line")
+    return "logged"
+
+
+@server.tool()
+async def sample(prompt: str, ctx: Context) -> str:
+    """Ask the client's model to answer ``prompt``; say what it answered and who asked."""
+    result = await ctx.sample(
+        messages=[{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=50
+    )
+    content = result.get("content")
+    text = content.get("text") if isinstance(content, dict) else None
+    return f"the model said {text!r} (asked by {os.getpid()})"
