@@ -64,6 +64,8 @@ class RedisEventStore:
         return f"{stream_id}:{entry.decode('ascii')}"
 
     async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        """(stream id, [(event id, message), ...] after it) from the Redis stream, or None if the
+        id is malformed, unknown, trimmed or expired."""
         stream_id, _, entry = last_event_id.rpartition(":")
         raw = entry.encode("latin-1", "replace")
         if not _STREAM_ID.fullmatch(stream_id) or not _ENTRY_ID.fullmatch(raw):
