@@ -43,7 +43,7 @@ import orjson
 from extras import read_rss_kib, tree_rss_kib
 from http_loadclient import Connection, HttpResponse, HttpServer, check_call, parse_response
 from http_loadclient import _Tally as HttpTally
-from loadclient import ENVELOPE, BenchError, Era, StdioServer, read_cpu_seconds, result_problem
+from loadclient import ENVELOPE, ERAS, BenchError, Era, StdioServer, read_cpu_seconds, result_problem
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -826,11 +826,10 @@ def with_argv(spec: Spec, *extra: str) -> _Plain:
 # -- scale-out (bench/scale_out.py writes it; this only reads) -------------------------------------
 
 
-def load_scale_out(path: Path) -> dict[str, dict[int, float]] | None:
-    """``scale_out.json`` as ``era -> instances -> calls/s`` (None if absent or unreadable).
-
-    Accepted shapes: ``{"eras": {era: {"1": rate, ...}}}``, ``{era: {"1": rate}}``, or per era a list
-    of ``{"instances": n, "calls_per_s": rate}`` (the key may also be ``calls_per_second``)."""
+def load_scale_out(path: Path) -> dict[str, dict[str, float]] | None:
+    """``scale_out.json`` (written by ``bench/scale_out.py``) as ``era -> configuration -> calls/s``,
+    the configurations labelled ``ours x1 (memory)``, ``ours x2 (Redis)``, ...; None if absent or
+    unreadable."""
     if not path.exists():
         return None
     try:
@@ -840,40 +839,23 @@ def load_scale_out(path: Path) -> dict[str, dict[int, float]] | None:
     return normalize_scale_out(data)
 
 
-def normalize_scale_out(data: Any) -> dict[str, dict[int, float]] | None:
+def normalize_scale_out(data: Any) -> dict[str, dict[str, float]] | None:
+    """The file's shape, per era: parallel lists ``instances``, ``backend`` and ``calls_per_s``."""
     if not isinstance(data, dict):
         return None
-    eras = data.get("eras", data.get("results", data))
-    out: dict[str, dict[int, float]] = {}
-    if not isinstance(eras, dict):
-        return None
-    for era, value in eras.items():
-        rates: dict[int, float] = {}
-        if isinstance(value, dict):
-            items = value.get("instances", value)
-            if isinstance(items, dict):
-                for key, rate in items.items():
-                    number = _rate(rate)
-                    if str(key).isdigit() and number is not None:
-                        rates[int(key)] = number
-            elif isinstance(items, list):
-                value = items
-        if isinstance(value, list):
-            for row in value:
-                if isinstance(row, dict) and isinstance(row.get("instances"), int):
-                    number = _rate(row)
-                    if number is not None:
-                        rates[row["instances"]] = number
+    out: dict[str, dict[str, float]] = {}
+    for era in ERAS:
+        table = data.get(era)
+        if not isinstance(table, dict):
+            continue
+        columns = [table.get(key) for key in ("instances", "backend", "calls_per_s")]
+        if not all(isinstance(column, list) for column in columns):
+            continue
+        rates: dict[str, float] = {}
+        for instances, backend, rate in zip(*columns, strict=False):
+            if type(instances) is int and isinstance(backend, str) and type(rate) in (int, float):
+                name = "Redis" if backend == "redis" else backend
+                rates[f"ours x{instances} ({name})"] = float(rate)
         if rates:
-            out[str(era)] = dict(sorted(rates.items()))
+            out[era] = rates
     return out or None
-
-
-def _rate(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, dict):
-        for key in ("calls_per_s", "calls_per_second", "rate", "throughput"):
-            if isinstance(value.get(key), (int, float)):
-                return float(value[key])
-    return None

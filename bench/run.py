@@ -1373,15 +1373,15 @@ def fast_stack_bars(results: Results) -> dict[str, dict[str, float | None]]:
 
 
 def scale_out_bars(
-    results: Results, scale: dict[str, dict[int, float]] | None
+    results: Results, scale: dict[str, dict[str, float]] | None
 ) -> dict[str, dict[str, float | None]]:
-    """Per era: ours through 1, 2, 4 instances on Redis, beside each peer's single instance (32 in
-    flight, from this run's HTTP table)."""
+    """Per era: ours through 1, 2, 4 instances on Redis (and one in memory) behind the proxy, beside
+    each peer's single instance (32 in flight, from this run's HTTP table)."""
     if not scale:
         return {}
     groups: dict[str, dict[str, float | None]] = {}
     for era, rates in scale.items():
-        group: dict[str, float | None] = {f"ours x{n} (Redis)": rate for n, rate in rates.items()}
+        group: dict[str, float | None] = dict(rates)
         section = results.get("http", {}).get(era)  # type: ignore[call-overload]
         for summary in section[0] if section else []:
             if summary.spec.name in ("ours-json", "sdk", "fastmcp", "ts") and summary.medians():

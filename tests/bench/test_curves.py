@@ -62,20 +62,27 @@ def test_an_echo_request_of_the_largest_point_stays_under_the_body_limit() -> No
     assert len(body) + 1 <= curves.BODY_LIMIT  # + the newline of a stdio frame
 
 
-@pytest.mark.parametrize(
-    "document",
-    [
-        {"eras": {"handshake": {"1": 5000, "2": 9000, "4": 15000}}},
-        {"handshake": {"1": {"calls_per_s": 5000}, "2": {"calls_per_s": 9000}, "4": {"calls_per_s": 15000}}},
-        {
-            "handshake": [
-                {"instances": n, "calls_per_second": r} for n, r in ((4, 15000), (1, 5000), (2, 9000))
-            ]
+def test_the_scale_out_file_reads_as_labelled_rates_per_era() -> None:
+    document = {
+        "configs": ["memory x1", "redis x1", "redis x2", "redis x4"],
+        "handshake": {
+            "instances": [1, 1, 2, 4],
+            "backend": ["memory", "redis", "redis", "redis"],
+            "calls_per_s": [2016.4, 1458, 1473.8, 1522.0],
+            "p50_ms": [4.0, 5.11, 5.09, 4.71],
         },
-    ],
-)
-def test_scale_out_files_of_each_accepted_shape_read_alike(document: object) -> None:
-    assert curves.normalize_scale_out(document) == {"handshake": {1: 5000.0, 2: 9000.0, 4: 15000.0}}
+        "modern": {"instances": [1], "backend": ["memory"], "calls_per_s": [1759.0]},
+        "redis_cost_p50_ms": {"handshake": 1.11},
+    }
+    assert curves.normalize_scale_out(document) == {
+        "handshake": {
+            "ours x1 (memory)": 2016.4,
+            "ours x1 (Redis)": 1458.0,
+            "ours x2 (Redis)": 1473.8,
+            "ours x4 (Redis)": 1522.0,
+        },
+        "modern": {"ours x1 (memory)": 1759.0},
+    }
 
 
 def test_a_scale_out_file_that_is_absent_or_unreadable_is_none(tmp_path: Path) -> None:
@@ -252,7 +259,10 @@ def test_the_fast_stack_and_scale_out_bars_are_shaped_from_the_http_table() -> N
         "handshake, 32 in flight": {"ours-json": 6000.0, "ours-fast": 15000.0},
     }
     assert run.fast_stack_bars({"http": {"handshake": (summaries[:1], {}, 1)}}) == {}  # no fast stack run
-    scale = {"handshake": {1: 6000.0, 2: 11000.0, 4: 20000.0}, "modern": {1: 5000.0}}
+    scale = {
+        "handshake": {"ours x1 (Redis)": 6000.0, "ours x2 (Redis)": 11000.0, "ours x4 (Redis)": 20000.0},
+        "modern": {"ours x1 (Redis)": 5000.0},
+    }
     shaped = run.scale_out_bars(results, scale)
     assert shaped["handshake"] == {
         "ours x1 (Redis)": 6000.0,
