@@ -44,6 +44,8 @@ logger = logging.getLogger("jsonrpc_mcp.server")
 MCP_CANCEL = CancelSpec(wire.CANCELLED, wire.CANCEL_ID_KEY)
 
 _NO_SUBSCRIPTIONS: frozenset[str] = frozenset()
+# what an idle session's _pending is: one empty set shared by all (never added to: a set is made first)
+_NO_CHANGES: set[str] = set()
 
 # registry kind (Registry.kind, what Server._changed reports) -> (capability, notification)
 _LIST_CHANGED = {
@@ -78,7 +80,7 @@ class ServerSession:
         self.client_info = {} if client_info is None else client_info
         self.client_capabilities = {} if client_capabilities is None else client_capabilities
         self.capabilities: dict[str, Any] = {} if revision is None else server.capabilities(revision)
-        self._pending: set[str] = set()
+        self._pending: set[str] = _NO_CHANGES  # the lists changed, not yet announced (shared until one)
         self._wake: anyio.Event | None = None  # made by run_notifier (a throwaway session never needs it)
         # or, without run_notifier, a task made per burst of changes (notify_on_demand)
         self._on_demand: tuple[asyncio.AbstractEventLoop, contextvars.Context] | None = None
@@ -236,7 +238,7 @@ class ServerSession:
         try:
             # the task starts on the loop's next turn: the changes of this one are announced together
             while self._pending and self.state is State.READY:
-                kinds, self._pending = self._pending, set()
+                kinds, self._pending = self._pending, _NO_CHANGES
                 await self._announce(kinds)
         finally:
             self._flusher = None
@@ -254,6 +256,8 @@ class ServerSession:
             return
         if self.state is State.NEW:
             return  # capabilities and lists are decided at initialize: nothing to announce yet
+        if self._pending is _NO_CHANGES:
+            self._pending = set()
         self._pending.add(kind)
         self._poke()
 
@@ -273,7 +277,7 @@ class ServerSession:
             await wake.wait()
             if self.state is not State.READY:
                 continue  # held until the client says "initialized" (handle_notification wakes us)
-            kinds, self._pending = self._pending, set()
+            kinds, self._pending = self._pending, _NO_CHANGES
             await self._announce(kinds)
 
     async def _announce(self, kinds: set[str]) -> None:
