@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import json
 import logging
@@ -106,7 +107,13 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         if not redis_url:
             os.environ.setdefault(STATE_KEY_ENV, secrets.token_hex(32))
         os.environ[_ENV] = json.dumps(
-            {"target": target, "args": target_args, "options": _app_options(options), "auth": auth}
+            {
+                "target": target,
+                "args": target_args,
+                "options": _app_options(options),
+                "auth": auth,
+                "drain_delay": getattr(options, "drain_delay", 0.0),
+            }
         )
         uvicorn.run("jsonrpc_mcp.http._serve:worker_app", factory=True, workers=options.workers, **common)
         return 0
@@ -232,7 +239,7 @@ class _GracefulServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def worker_app() -> McpHttpApp:
+def worker_app() -> _Worker:
     """The app of one ``--workers`` process (uvicorn calls this factory in each worker)."""
     spec = json.loads(os.environ[_ENV])
     sys.argv = [spec["target"], *spec["args"]]
@@ -241,4 +248,58 @@ def worker_app() -> McpHttpApp:
         from ..telemetry import use_json_logs
 
         use_json_logs(server)
-    return McpHttpApp(server, auth=auth_settings(spec.get("auth")), **spec["options"])
+    app = McpHttpApp(server, auth=auth_settings(spec.get("auth")), **spec["options"])
+    return _Worker(app, float(spec.get("drain_delay", 0.0)))
+
+
+class _Worker:
+    """A ``--workers`` process's app: the :class:`McpHttpApp`, and the shutdown of
+    :class:`_GracefulServer` for the plain uvicorn server each worker runs.
+
+    uvicorn's supervisor passes SIGINT and SIGTERM on to its workers as SIGTERM. Once the lifespan
+    has started (uvicorn's handlers are installed by then), this wraps them: the first SIGTERM
+    drains for ``drain_delay`` seconds (readiness fails, new sessions are refused), then the GET
+    streams end with a final event and uvicorn's own graceful shutdown follows."""
+
+    def __init__(self, app: McpHttpApp, drain_delay: float) -> None:
+        self.app = app
+        self.server = app.server
+        self.drain_delay = drain_delay
+        self._delayed: asyncio.TimerHandle | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def started(message: Any) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                self._capture(asyncio.get_running_loop())
+            await send(message)
+
+        await self.app(scope, receive, started)
+
+    def _capture(self, loop: asyncio.AbstractEventLoop) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(sig)
+            if callable(previous):
+                signal.signal(sig, functools.partial(self._signalled, loop, previous))
+
+    def _signalled(self, loop: asyncio.AbstractEventLoop, previous: Any, sig: int, frame: Any) -> None:
+        # a signal handler may run between any two bytecodes of the loop: schedule, don't act here
+        loop.call_soon_threadsafe(self._act, loop, previous, sig, frame)
+
+    def _act(self, loop: asyncio.AbstractEventLoop, previous: Any, sig: int, frame: Any) -> None:
+        if sig == signal.SIGTERM and self.drain_delay > 0 and self._delayed is None:
+            self.app.begin_drain()
+            self._delayed = loop.call_later(self.drain_delay, self._stop, previous, sig, frame)
+            return
+        self._stop(previous, sig, frame)
+
+    def _stop(self, previous: Any, sig: int, frame: Any) -> None:
+        if self._delayed is not None:
+            self._delayed.cancel()
+        self.app.begin_shutdown()
+        previous(sig, frame)

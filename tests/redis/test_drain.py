@@ -25,12 +25,25 @@ from ..http.support import (
     spawned,
 )
 from .servers import shared
+from .support import RedisServer
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_sigterm_drains_then_shuts_down_gracefully(http: httpx.AsyncClient) -> None:
-    with spawned(shared.__file__, "--drain-delay", "1.5", "--drain-grace", "8") as server:
+    await _drains(http)
+
+
+async def test_under_workers_on_redis_each_worker_drains_the_same_way(
+    http: httpx.AsyncClient, redis_server: RedisServer
+) -> None:
+    # the supervisor passes SIGTERM on to both workers: wherever the probe, the GET stream and the
+    # call land, each drains, ends its GET streams with a final event and finishes what is in flight
+    await _drains(http, "--workers", "2", "--redis", redis_server.url)
+
+
+async def _drains(http: httpx.AsyncClient, *options: str) -> None:
+    with spawned(shared.__file__, "--drain-delay", "1.5", "--drain-grace", "8", *options) as server:
         url, process = server.url + "/mcp", server.process
         session_id = await open_session(http, url)
         get_headers = {"accept": "text/event-stream", "mcp-session-id": session_id}
