@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from pydantic import BaseModel, Field
+from pydantic_complex import WANTED, complex_tool
 
 server = MCPServer("bench-echo-sdk", version="0.1.0")
 
@@ -41,31 +41,8 @@ def _register_dummy_tools(count: int) -> None:
 _register_dummy_tools(int(os.environ.get("MCPBENCH_TOOLS", "0") or 0))
 
 
-class Item(BaseModel):
-    id: int
-    label: str
-    weight: float | None = None
-
-
-class Options(BaseModel):
-    dry_run: bool | None = None
-    depth: int | None = Field(default=None, ge=1)
-
-
-async def _complex(
-    name: Annotated[str, Field(min_length=1, max_length=64)],
-    count: Annotated[int, Field(ge=0, le=1000)],
-    items: list[Item],
-    mode: Literal["fast", "safe", "slow"] | None = None,
-    tags: Annotated[list[str], Field(max_length=16)] | None = None,
-    options: Options | None = None,
-) -> str:
-    """A tool with a complex schema (the same as complex_schema.json), validated by pydantic."""
-    return f"{name}:{count}:{len(items)}"
-
-
-if os.environ.get("MCPBENCH_COMPLEX") == "1":
-    server.add_tool(_complex, name="complex", description="A tool with a complex schema.")
+if WANTED:
+    server.add_tool(complex_tool, name="complex", description="A tool with a complex schema.")
 
 
 def stack() -> dict[str, Any]:
