@@ -1381,11 +1381,11 @@ def scale_out_bars(
         return {}
     groups: dict[str, dict[str, float | None]] = {}
     for era, rates in scale.items():
-        group: dict[str, float | None] = dict(rates)
+        group: dict[str, float | None] = {f"{label}, via proxy": rate for label, rate in rates.items()}
         section = results.get("http", {}).get(era)  # type: ignore[call-overload]
         for summary in section[0] if section else []:
             if summary.spec.name in ("ours-json", "sdk", "fastmcp", "ts") and summary.medians():
-                group[f"{summary.spec.name} x1"] = summary.medians()["inflight_calls_per_s"]
+                group[f"{summary.spec.name} x1, direct"] = summary.medians()["inflight_calls_per_s"]
         groups[era] = group
     return groups
 

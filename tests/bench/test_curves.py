@@ -265,13 +265,15 @@ def test_the_fast_stack_and_scale_out_bars_are_shaped_from_the_http_table() -> N
     }
     shaped = run.scale_out_bars(results, scale)
     assert shaped["handshake"] == {
-        "ours x1 (Redis)": 6000.0,
-        "ours x2 (Redis)": 11000.0,
-        "ours x4 (Redis)": 20000.0,
-        "ours-json x1": 6000.0,
-        "sdk x1": 1700.0,
+        "ours x1 (Redis), via proxy": 6000.0,
+        "ours x2 (Redis), via proxy": 11000.0,
+        "ours x4 (Redis), via proxy": 20000.0,
+        "ours-json x1, direct": 6000.0,
+        "sdk x1, direct": 1700.0,
     }
-    assert shaped["modern"] == {"ours x1 (Redis)": 5000.0}  # no HTTP table in that era: no peers beside
+    assert shaped["modern"] == {
+        "ours x1 (Redis), via proxy": 5000.0
+    }  # no HTTP table in that era: no peers beside
     assert run.scale_out_bars(results, None) == {}
 
 
