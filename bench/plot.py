@@ -147,8 +147,8 @@ def draw_all(document: Mapping[str, Any], out: Path = RESULTS) -> list[Path]:
     if scale:
         drawn.append(
             draw_bars(
-                "scale-out on Redis: calls/s through N instances behind the test proxy (scale_out.py: 8 clients),\n"
-                "beside each server alone, direct (32 in flight)",
+                "scale-out on Redis: calls/s through N instances behind the test proxy"
+                " (scale_out.py: 8 clients),\nbeside each server alone, direct (32 in flight)",
                 scale,
                 "calls/s",
                 out / "scale_out.png",
