@@ -5,8 +5,9 @@ any other stdio command (after ``--``), or an ``http(s)://`` URL. The connection
 ``--mode`` says (the handshake, the stateless 2026-07-28 revision, or auto), then each list the
 server's capabilities announce is read to its end (the client follows ``nextCursor``).
 
-Failures are one line on stderr and exit status 1: :func:`describe_failure` turns what the
-transports raise (a refused connection, a command that exits, an answer that is not MCP) into words.
+A failure is an :class:`InspectError` of one line, which the command prints on stderr:
+:func:`describe_failure` turns what the transports raise (a refused connection, a command that
+exits, an answer that is not MCP) into words.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["collect", "describe_failure", "render_text", "resolve_target", "run_inspect"]
+__all__ = ["InspectError", "collect", "describe_failure", "inspect_target", "render_text", "resolve_target"]
 
 
 def resolve_target(command: Sequence[str]) -> tuple[str, list[str]]:
@@ -235,10 +236,18 @@ def parse_headers(lines: Sequence[str]) -> dict[str, str]:
     return headers
 
 
-def run_inspect(
-    command: Sequence[str], *, mode: str, timeout: float, as_json: bool, headers: Sequence[str] = ()
-) -> int:
-    """The ``inspect`` sub-command: 0 with the report on stdout, 1 with one line on stderr (2: usage)."""
+class InspectError(Exception):
+    """Why there is no report: one line, and the exit status (1: the server failed, 2: usage)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def inspect_target(
+    command: Sequence[str], *, mode: str, timeout: float, headers: Sequence[str] = ()
+) -> dict[str, Any]:
+    """What the server at ``command`` offers (see :func:`collect`); :class:`InspectError` if none."""
     import tempfile
 
     import anyio
@@ -247,21 +256,14 @@ def run_inspect(
     try:
         sent = parse_headers(headers)
     except ValueError as exc:
-        print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
-        return 2
+        raise InspectError(str(exc), 2) from None
     if sent and kind != "http":
-        print("jsonrpc-mcp inspect: --header needs an http(s):// URL", file=sys.stderr)
-        return 2
+        raise InspectError("--header needs an http(s):// URL", 2)
     with tempfile.TemporaryFile() as log:  # a spawned server's stderr: shown only when it failed
         try:
-            report = anyio.run(_inspect, kind, target, mode, timeout, log, sent)
+            report: dict[str, Any] = anyio.run(_inspect, kind, target, mode, timeout, log, sent)
         except Exception as exc:
             said = _last_line(log) if kind == "stdio" else ""
             why = describe_failure(exc, kind, command) + (f" (its stderr: {said})" if said else "")
-            print(f"jsonrpc-mcp inspect: {why}", file=sys.stderr)
-            return 1
-    if as_json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(render_text(report))
-    return 0
+            raise InspectError(why, 1) from None
+    return report

@@ -229,32 +229,3 @@ def install_claude_desktop(
         shutil.copy2(path, backup)
     _write_atomically(path, text)
     return Installed(path, name, "replaced" if before is not None else "added", text, backup)
-
-
-def run_install(args: Any) -> int:
-    """The ``install claude-desktop`` sub-command: 0 when installed, 1 with one line on stderr."""
-    prog = "jsonrpc-mcp install claude-desktop"
-    try:
-        env = parse_env(args.env or [])
-        done = install_claude_desktop(
-            args.file,
-            name=args.name,
-            env=env,
-            config_path=Path(args.config).expanduser() if args.config else None,
-            dry_run=args.dry_run,
-        )
-    except InstallError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"{prog}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 1
-    if done.action == "dry-run":
-        sys.stdout.write(done.text)
-        print(f"{prog}: dry run: {done.path} would be written as above", file=sys.stderr)
-    elif done.action == "unchanged":
-        print(f"{prog}: {done.name!r} is already in {done.path} as is; nothing changed")
-    else:
-        kept = f" (the previous file is {done.backup})" if done.backup else ""
-        print(f"{prog}: {done.action} {done.name!r} in {done.path}{kept}; restart Claude Desktop to load it")
-    return 0

@@ -392,6 +392,56 @@ def _default_log_level() -> str:
     return os.environ.get("JSONRPC_MCP_LOG_LEVEL", "warning")
 
 
+def _inspect(args: argparse.Namespace) -> int:
+    """``inspect``: 0 with the report on stdout, else one line on stderr (1: the server, 2: usage)."""
+    from ._inspect import InspectError, inspect_target, render_text
+
+    try:
+        report = inspect_target(args.target, mode=args.mode, timeout=args.timeout, headers=args.header)
+    except InspectError as exc:
+        print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
+        return exc.status
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    """``install claude-desktop``: 0 when installed, 1 with one line on stderr."""
+    from pathlib import Path
+
+    from ._install import InstallError, install_claude_desktop, parse_env
+
+    prog = "jsonrpc-mcp install claude-desktop"
+    try:
+        done = install_claude_desktop(
+            args.file,
+            name=args.name,
+            env=parse_env(args.env or []),
+            config_path=Path(args.config).expanduser() if args.config else None,
+            dry_run=args.dry_run,
+        )
+    except InstallError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{prog}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 1
+    if done.action == "dry-run":
+        sys.stdout.write(done.text)
+        print(f"{prog}: dry run: {done.path} would be written as above", file=sys.stderr)
+    elif done.action == "unchanged":
+        print(f"{prog}: {done.name!r} is already in {done.path} as is; nothing changed")
+    else:
+        kept = f" (the previous file is {done.backup})" if done.backup else ""
+        print(f"{prog}: {done.action} {done.name!r} in {done.path}{kept}; restart Claude Desktop to load it")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     plain = _plain_serve(sys.argv[1:] if argv is None else argv)
     if plain is not None:  # the common case, read without argparse (see the module docstring)
@@ -410,15 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command_name == "serve":
         return _serve(args)
     if args.command_name == "install":
-        from ._install import run_install
-
-        return run_install(args)
+        return _install(args)
     if args.command_name == "inspect":
-        from ._inspect import run_inspect
-
-        return run_inspect(
-            args.target, mode=args.mode, timeout=args.timeout, as_json=args.json, headers=args.header
-        )
+        return _inspect(args)
     command = commands.get(args.command_name)
     if command is not None:
         assert not isinstance(command, str)  # _other_commands refused to run a broken one

@@ -15,7 +15,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -186,6 +186,32 @@ def _host_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+class _Shutdown:
+    """What SIGINT and SIGTERM do to a served app, on its event loop (for one process and for each
+    ``--workers`` process alike): with ``drain_delay``, the first SIGTERM only makes the app drain
+    (readiness fails, new sessions are refused) for that many seconds; then, or at once for SIGINT
+    or a second signal, the long-lived streams are ended and ``exit`` (uvicorn's own shutdown) runs."""
+
+    def __init__(self, app: McpHttpApp, drain_delay: float, exit: Callable[[int, Any], None]) -> None:
+        self.app = app
+        self.drain_delay = drain_delay
+        self.exit = exit
+        self._delayed: asyncio.TimerHandle | None = None
+
+    def signalled(self, loop: asyncio.AbstractEventLoop, sig: int, frame: Any) -> None:
+        if sig == signal.SIGTERM and self.drain_delay > 0 and self._delayed is None:
+            self.app.begin_drain()
+            self._delayed = loop.call_later(self.drain_delay, self._stop, sig, frame)
+            return
+        self._stop(sig, frame)
+
+    def _stop(self, sig: int, frame: Any) -> None:
+        if self._delayed is not None:
+            self._delayed.cancel()
+        self.app.begin_shutdown()
+        self.exit(sig, frame)
+
+
 class _GracefulServer(uvicorn.Server):
     """On SIGINT/SIGTERM, end the long-lived SSE streams first so that uvicorn's shutdown is prompt.
 
@@ -197,9 +223,7 @@ class _GracefulServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: McpHttpApp, drain_delay: float = 0.0) -> None:
         super().__init__(config)
         self.mcp_app = app
-        self.drain_delay = drain_delay
-        self._draining = False
-        self._delayed: asyncio.TimerHandle | None = None
+        self._shutdown = _Shutdown(app, drain_delay, super().handle_exit)
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         # a signal handler may run between any two bytecodes of the loop: schedule, don't act here
@@ -208,21 +232,7 @@ class _GracefulServer(uvicorn.Server):
         except RuntimeError:  # no loop (yet, or any more): nothing is streaming
             super().handle_exit(sig, frame)
             return
-        if sig == signal.SIGTERM and self.drain_delay > 0 and not self._draining:
-            self._draining = True
-            loop.call_soon_threadsafe(self._drain, loop, sig, frame)
-            return
-        loop.call_soon_threadsafe(self._shut_down, sig, frame)
-
-    def _drain(self, loop: asyncio.AbstractEventLoop, sig: int, frame: Any) -> None:
-        self.mcp_app.begin_drain()
-        self._delayed = loop.call_later(self.drain_delay, self._shut_down, sig, frame)
-
-    def _shut_down(self, sig: int, frame: Any) -> None:
-        if self._delayed is not None:
-            self._delayed.cancel()
-        self.mcp_app.begin_shutdown()
-        super().handle_exit(sig, frame)
+        loop.call_soon_threadsafe(self._shutdown.signalled, loop, sig, frame)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -257,15 +267,14 @@ class _Worker:
     :class:`_GracefulServer` for the plain uvicorn server each worker runs.
 
     uvicorn's supervisor passes SIGINT and SIGTERM on to its workers as SIGTERM. Once the lifespan
-    has started (uvicorn's handlers are installed by then), this wraps them: the first SIGTERM
-    drains for ``drain_delay`` seconds (readiness fails, new sessions are refused), then the GET
-    streams end with a final event and uvicorn's own graceful shutdown follows."""
+    has started (uvicorn's handlers are installed by then), this wraps them with the steps of
+    :class:`_Shutdown`, then uvicorn's own graceful shutdown follows."""
 
     def __init__(self, app: McpHttpApp, drain_delay: float) -> None:
         self.app = app
         self.server = app.server
-        self.drain_delay = drain_delay
-        self._delayed: asyncio.TimerHandle | None = None
+        self._previous: dict[int, Callable[[int, Any], None]] = {}  # uvicorn's handlers
+        self._shutdown = _Shutdown(app, drain_delay, lambda sig, frame: self._previous[sig](sig, frame))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "lifespan":
@@ -285,21 +294,9 @@ class _Worker:
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous = signal.getsignal(sig)
             if callable(previous):
-                signal.signal(sig, functools.partial(self._signalled, loop, previous))
+                self._previous[sig] = previous
+                signal.signal(sig, functools.partial(self._signalled, loop))
 
-    def _signalled(self, loop: asyncio.AbstractEventLoop, previous: Any, sig: int, frame: Any) -> None:
+    def _signalled(self, loop: asyncio.AbstractEventLoop, sig: int, frame: Any) -> None:
         # a signal handler may run between any two bytecodes of the loop: schedule, don't act here
-        loop.call_soon_threadsafe(self._act, loop, previous, sig, frame)
-
-    def _act(self, loop: asyncio.AbstractEventLoop, previous: Any, sig: int, frame: Any) -> None:
-        if sig == signal.SIGTERM and self.drain_delay > 0 and self._delayed is None:
-            self.app.begin_drain()
-            self._delayed = loop.call_later(self.drain_delay, self._stop, previous, sig, frame)
-            return
-        self._stop(previous, sig, frame)
-
-    def _stop(self, previous: Any, sig: int, frame: Any) -> None:
-        if self._delayed is not None:
-            self._delayed.cancel()
-        self.app.begin_shutdown()
-        previous(sig, frame)
+        loop.call_soon_threadsafe(self._shutdown.signalled, loop, sig, frame)

@@ -254,7 +254,7 @@ class Endpoint:
         self._running = False
         self._scope_type: type[anyio.CancelScope] | None = None
         # a response or cancellation this endpoint has no request for: given here first (True: taken,
-        # e.g. forwarded to the instance that sent the request); see http/_redis_peers.py
+        # e.g. forwarded to the instance that sent the request); see RedisBackend.bind in http/_redis.py
         self.unknown_response: Callable[[Response | ErrorResponse], bool] | None = None
         self.unknown_cancel: Callable[[RequestId, Notification], bool] | None = None
 
