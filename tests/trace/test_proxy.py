@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -82,14 +83,18 @@ async def test_the_legacy_http_sse_transport_through_the_proxy(tmp_path: Path) -
 
 
 def test_an_unreachable_upstream_is_a_502_with_a_reason(tmp_path: Path) -> None:
-    dead = f"http://127.0.0.1:{free_port()}/mcp"
-    with _proxy(dead, tmp_path / "t.txt") as proxy:
-        import urllib.error
-        import urllib.request
+    # a port held bound but not listening: connecting is refused, and no other server (the proxy's
+    # own free port included) can take it meanwhile, as it could a port merely found free
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{held.getsockname()[1]}/mcp"
+        with _proxy(dead, tmp_path / "t.txt") as proxy:
+            import urllib.error
+            import urllib.request
 
-        request = urllib.request.Request(f"{proxy}/mcp", data=b"{}", method="POST")
-        with pytest.raises(urllib.error.HTTPError) as caught:
-            urllib.request.urlopen(request, timeout=TIMEOUT)
+            request = urllib.request.Request(f"{proxy}/mcp", data=b"{}", method="POST")
+            with pytest.raises(urllib.error.HTTPError) as caught:
+                urllib.request.urlopen(request, timeout=TIMEOUT)
     assert caught.value.code == 502
     assert b"upstream server did not answer" in caught.value.read()
 
