@@ -37,7 +37,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -51,10 +51,14 @@ from ..revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, MODERN_REVISIONS,
 from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
+from ..transports.http._authz import claim_auth_failure
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
 from ._skills import SkillsMixin
 from ._tasks import ToolTask, with_tasks_declared
+
+if TYPE_CHECKING:
+    from ..transports.http._authz import HttpAuth
 
 __all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
 
@@ -360,9 +364,16 @@ class Client(SkillsMixin):
         return await self._send(method, params, timeout)
 
     async def _send(self, method: str, params: Any, timeout: float | None) -> Any:
-        if timeout is _DEFAULT:
-            return await self.endpoint.request(method, params)
-        return await self.endpoint.request(method, params, timeout=timeout)
+        try:
+            if timeout is _DEFAULT:
+                return await self.endpoint.request(method, params)
+            return await self.endpoint.request(method, params, timeout=timeout)
+        except JsonRpcError as exc:
+            # a request the HTTP transport could not get authorized: its own exception, not -32600
+            failure = claim_auth_failure(self._stream, exc.data) if exc.data is not None else None
+            if failure is None:
+                raise
+            raise failure from None
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a JSON-RPC notification (no answer is awaited)."""
@@ -618,6 +629,7 @@ class Client(SkillsMixin):
         legacy: bool = False,
         initialize: bool = True,
         transport_options: Mapping[str, Any] | None = None,
+        auth: HttpAuth | None = None,
         **options: Any,
     ) -> AsyncIterator[Client]:
         """Connect to an MCP server over HTTP (:meth:`connect`, unless ``initialize`` is off); the
@@ -629,7 +641,11 @@ class Client(SkillsMixin):
         revisions require (see :mod:`jsonrpc_mcp.transports.http_client`). ``headers`` go on every HTTP
         request; ``timeout`` bounds connecting and short exchanges, ``read_timeout`` the wait for an
         answer. More transport settings: ``transport_options`` (see
-        :func:`jsonrpc_mcp.transports.http_client.connect_http`)."""
+        :func:`jsonrpc_mcp.transports.http_client.connect_http`).
+
+        ``auth`` authorizes the requests: an :class:`~jsonrpc_mcp.client.auth.OAuth` runs the
+        MCP authorization flow when the server asks for it. A request the server refuses for want
+        of authorization raises :class:`~jsonrpc_mcp.client.auth.AuthorizationError`."""
         from ..transports.http_client import connect_http
 
         connect = connect_http(
@@ -639,6 +655,7 @@ class Client(SkillsMixin):
             read_timeout=read_timeout,
             fallback=fallback,
             legacy=legacy,
+            auth=auth,
             **(transport_options or {}),
         )
         async with connect as stream, cls(stream, **options) as client:

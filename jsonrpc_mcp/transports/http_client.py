@@ -16,6 +16,7 @@ is the theory of operation), ``_legacy`` (the HTTP+SSE fallback) and ``_connect`
 
 from __future__ import annotations
 
+from .http._authz import AuthorizationError, HttpAuth
 from .http._connect import connect_http, legacy_sse, streamable_http
 from .http._mcp_headers import encode_header_value, header_parameters, modern_headers
 from .http._messages import DEFAULT_MAX_MESSAGE, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT
@@ -23,9 +24,11 @@ from .http._pool import split_url
 from .http._streamable import HttpClientStream
 
 __all__ = [
+    "AuthorizationError",
     "DEFAULT_MAX_MESSAGE",
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "HttpAuth",
     "HttpClientStream",
     "connect_http",
     "encode_header_value",

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from ._authz import HttpAuth
 from ._legacy import open_legacy
 from ._messages import DEFAULT_MAX_MESSAGE, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT, TransportFailure
 from ._streamable import HttpClientStream
@@ -32,13 +33,16 @@ async def connect_http(
     max_message_size: int = DEFAULT_MAX_MESSAGE,
     max_idle_connections: int = 8,
     max_reconnects: int = 3,
+    auth: HttpAuth | None = None,
 ) -> AsyncIterator[HttpClientStream]:
     """An MCP connection over HTTP to ``url``: Streamable HTTP, falling back to legacy HTTP+SSE when
     the server refuses the initialize POST (``fallback``), or legacy from the start (``legacy``).
 
     ``headers`` go on every request (e.g. ``Authorization``). ``timeout`` bounds connecting, writing
     and short exchanges; ``read_timeout`` bounds waiting for the answer to a request and silence on
-    an event stream. ``session_id`` resumes an existing session. On exit the session is ended
+    an event stream. ``session_id`` resumes an existing session. ``auth`` authorizes the requests
+    (an :class:`~jsonrpc_mcp.client.auth.OAuth`, or any :class:`HttpAuth`); without one, a server
+    that wants authorization fails the requests with :class:`AuthorizationError`. On exit the session is ended
     (``DELETE``) unless ``terminate_on_close`` is off.
     """
     stream = HttpClientStream(
@@ -55,6 +59,7 @@ async def connect_http(
         max_message_size=max_message_size,
         max_idle_connections=max_idle_connections,
         max_reconnects=max_reconnects,
+        auth=auth,
     )
     # The task group is entered and left by hand (as Client does) so that an exception from the body
     # propagates as itself rather than wrapped in an ExceptionGroup.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import secrets
 import ssl
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,11 +19,13 @@ from anyio.abc import TaskGroup
 from ... import wire
 from ..._version import __version__
 from ..sse import SseParser
+from ._authz import AuthorizationError, HttpAuth, is_challenge
 from ._mcp_headers import VERSION_HEADER, HeaderParameter, header_parameters
 from ._messages import (
     DEFAULT_MAX_MESSAGE,
     DEFAULT_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
+    INVALID_REQUEST,
     MAX_ERROR_BODY,
     Mode,
     Outgoing,
@@ -56,6 +59,10 @@ BROKEN: tuple[type[BaseException], ...] = (
 BROKEN_OR_REFUSED: tuple[type[BaseException], ...] = (*BROKEN, TransportFailure)
 BROKEN_OR_BAD_EVENT: tuple[type[BaseException], ...] = (*BROKEN, ValueError)  # (an oversized event)
 _UNREADABLE: tuple[type[BaseException], ...] = (*BROKEN_OR_REFUSED, ResponseTooLarge)
+
+
+MAX_AUTH_ROUNDS = 2  # challenges one request may answer: a 401, then one step-up
+AUTH_FAILURE_KEY = "authorizationFailure"
 
 
 def why(exc: BaseException) -> str:
@@ -92,8 +99,13 @@ class StreamCore:
         max_message_size: int = DEFAULT_MAX_MESSAGE,
         max_idle_connections: int = 8,
         max_reconnects: int = 3,
+        auth: HttpAuth | None = None,
     ) -> None:
         self.url = url
+        self._auth = auth
+        # requests refused for want of authorization, by the key their JSON-RPC error carries
+        # (the Client raises the AuthorizationError itself: see claim_auth_failure)
+        self.auth_failures: dict[str, AuthorizationError] = {}
         self._origin, self._target = split_url(url)
         self._post_target = self._target
         self._user_headers = [
@@ -202,16 +214,53 @@ class StreamCore:
         head_timeout: float,
         written: anyio.Event | None = None,
     ) -> Response:
-        """One request, up to the head of its response (see :meth:`Pool.request`)."""
-        return await self._pool.request(
-            method,
-            target,
-            headers,
-            body,
-            write_timeout=self._timeout,
-            head_timeout=head_timeout,
-            written=written,
-        )
+        """One request, up to the head of its response (see :meth:`Pool.request`).
+
+        Authorization: with an auth object, its ``Authorization`` value goes on the request, and a
+        challenge (401, or 403 ``insufficient_scope``) runs its flow and sends the request again, at
+        most :data:`MAX_AUTH_ROUNDS` times. A challenge that stands raises
+        :class:`AuthorizationError` (with no auth object, at once)."""
+        auth = self._auth
+        for attempt in range(MAX_AUTH_ROUNDS + 1):
+            sent = None
+            if auth is not None and b"authorization" not in self._user_header_names:
+                sent = await auth.authorization(self.url)
+            response = await self._pool.request(
+                method,
+                target,
+                headers if sent is None else [*headers, (b"authorization", sent.encode("latin-1"))],
+                body,
+                write_timeout=self._timeout,
+                head_timeout=head_timeout,
+                written=written,
+            )
+            challenge = response.header("www-authenticate")
+            if not is_challenge(response.status, challenge):
+                if auth is not None and sent is not None and response.status < 400:
+                    auth.succeeded(self.url)
+                return response
+            await response.drain(self._timeout)
+            await response.release()
+            if auth is None or attempt == MAX_AUTH_ROUNDS:
+                raise AuthorizationError.from_response(response.status, challenge)
+            if not await auth.challenged(self.url, response.status, challenge, sent):
+                raise AuthorizationError.from_response(response.status, challenge)
+        raise AssertionError("unreachable")
+
+    async def _fail_auth(self, out: Outgoing, failure: AuthorizationError, ids: Iterable[RequestId]) -> None:
+        """Answer the requests with an error the Client turns back into ``failure``."""
+        targets = list(ids)
+        if not targets:
+            logger.warning("%s was refused: %s", out.method or "a message", failure.message)
+            return
+        while len(self.auth_failures) >= 64:  # unclaimed ones (their callers gave up) are dropped
+            self.auth_failures.pop(next(iter(self.auth_failures)))
+        for rid in targets:
+            key = secrets.token_hex(8)
+            self.auth_failures[key] = failure
+            data = {"httpStatus": failure.status, AUTH_FAILURE_KEY: key}
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._incoming_send.send(error_bytes(rid, INVALID_REQUEST, failure.message, data))
 
     async def _read_body(self, response: Response, timeout: float) -> bytes:
         """A whole body of at most the maximum message size (more: a :class:`TransportFailure`)."""

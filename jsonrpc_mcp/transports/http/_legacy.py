@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 import anyio
 
 from ..sse import SseParser
+from ._authz import AuthorizationError
 from ._core import (
     ACCEPT_BOTH,
     BROKEN,
@@ -112,6 +113,9 @@ async def post_legacy(stream: StreamCore, out: Outgoing) -> None:
             body = await read_quietly(response, stream._timeout)
         finally:
             await response.release()
+    except AuthorizationError as refused:
+        await stream._fail_auth(out, refused, out.ids)
+        return
     except BROKEN as exc:
         if stream._closed:
             return

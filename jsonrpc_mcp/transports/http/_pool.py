@@ -376,11 +376,12 @@ class Pool:
 class Response:
     """A response whose head has arrived; read its body, then ``release`` it (always)."""
 
-    __slots__ = ("_complete", "_conn", "_pool", "_released", "headers", "reason", "status")
+    __slots__ = ("_complete", "_conn", "_pool", "_released", "head", "headers", "reason", "status")
 
     def __init__(self, pool: Pool, conn: Connection, head: h11.Response) -> None:
         self._pool = pool
         self._conn = conn
+        self.head = head  # (its headers as sent, repeated ones included)
         self.status: int = head.status_code
         self.reason = head.reason.decode("latin-1", errors="replace")
         self.headers: dict[str, str] = {

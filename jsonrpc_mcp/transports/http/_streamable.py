@@ -58,6 +58,7 @@ import anyio
 import orjson
 
 from ... import wire
+from ._authz import AuthorizationError
 from ._core import ACCEPT_BOTH, BROKEN, BROKEN_OR_REFUSED, JSON, SSE, StreamCore, read_quietly, why
 from ._legacy import fall_back, post_legacy
 from ._mcp_headers import HeaderParameter, modern_headers
@@ -184,6 +185,9 @@ class HttpClientStream(StreamCore):
                 await self._post(out, pending, written, may_reinitialize=True)
             if scope.cancelled_caught:
                 pending.clear()  # the caller cancelled the request: nobody waits for an answer
+        except AuthorizationError as refused:
+            await self._fail_auth(out, refused, sorted(pending, key=str))
+            pending.clear()
         except TransportFailure as refused:
             await self._fail(out, refused, sorted(pending, key=str))
             if not out.ids and not out.is_response and not self._closed:
@@ -311,6 +315,9 @@ class HttpClientStream(StreamCore):
                 except BROKEN as exc:
                     logger.debug("the GET stream could not be opened: %s", why(exc))
                     response = None
+                except AuthorizationError as exc:
+                    logger.info("no GET stream: %s", exc)
+                    return
                 finally:
                     unanswered.set()
                     self._get_unanswered = None
@@ -416,3 +423,5 @@ class HttpClientStream(StreamCore):
                     logger.info("DELETE of the session answered HTTP %d", response.status)
             except BROKEN as exc:
                 logger.debug("DELETE of the session failed: %s", why(exc))
+            except AuthorizationError as exc:
+                logger.info("DELETE of the session refused: %s", exc)
