@@ -158,7 +158,7 @@ def _dump(title: str, value: Any) -> None:
 async def _call(args: argparse.Namespace) -> int:
     import orjson
 
-    from .client import Client
+    from .client import Client, RejectedToolError
     from .jsonrpc.errors import JsonRpcError
 
     arguments: Any = None
@@ -210,6 +210,9 @@ async def _call(args: argparse.Namespace) -> int:
                 result = await client.call_tool(args.tool, arguments)
             except JsonRpcError as exc:
                 _dump(f"tools/call {args.tool} (error)", exc.to_dict())
+                return 1
+            except RejectedToolError as exc:  # (invalid x-mcp-header declarations: nothing was sent)
+                print(f"jsonrpc-mcp call: {exc}", file=sys.stderr)
                 return 1
             _dump(f"tools/call {args.tool}", result)
             return 1 if result.get("isError") else 0

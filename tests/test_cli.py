@@ -307,3 +307,31 @@ def test_call_takes_an_http_url(mode: str, first: str) -> None:
     sections = _sections(done.stdout)
     assert next(iter(sections)) == first
     assert sections["tools/call echo"]["content"] == [{"type": "text", "text": "over http"}]
+
+
+INVALID_HEADER_SERVER = """
+from jsonrpc_mcp import Server
+
+server = Server("header-rules", "1.0")
+text = {"type": "string"}
+server.add_tool("echo", lambda text: text, input_schema={"type": "object", "properties": {"text": text}})
+region = {"type": "string", "x-mcp-header": "My Region"}  # a space: not a header name
+server.add_tool("bad", lambda value: value, input_schema={"type": "object", "properties": {"value": region}})
+"""
+
+
+def test_call_of_a_tool_with_invalid_header_declarations_over_http_is_refused(tmp_path: Path) -> None:
+    from .http.support import spawned
+
+    target = tmp_path / "header_rules.py"
+    target.write_text(INVALID_HEADER_SERVER, encoding="utf-8")
+    with spawned(target) as server:
+        done = _cli(
+            "call", "--mode", "2026-07-28", "--tool", "bad", "--args", '{"value": "x"}', server.url + "/mcp"
+        )
+    assert done.returncode == 1, done.stderr
+    sections = _sections(done.stdout)
+    assert [tool["name"] for tool in sections["tools/list"]] == ["echo"]
+    assert "tools/call bad" not in sections
+    assert "tool 'bad' left out of tools/list: invalid x-mcp-header" in done.stderr  # the warning
+    assert "jsonrpc-mcp call: tool 'bad' was left out of tools/list and is not called" in done.stderr

@@ -1,11 +1,12 @@
 """The MCP client."""
 
 from ._tasks import TaskCancelled, TaskInputUnanswerable, ToolTask
-from .client import Client, InputRequiredError, Subscription, UnsupportedProtocolVersion
+from .client import Client, InputRequiredError, RejectedToolError, Subscription, UnsupportedProtocolVersion
 
 __all__ = [
     "Client",
     "InputRequiredError",
+    "RejectedToolError",
     "Subscription",
     "TaskCancelled",
     "TaskInputUnanswerable",

@@ -1,7 +1,11 @@
 """The MCP client: the same JSON-RPC endpoint the server uses, driven from the other side.
 
 Results are returned as plain JSON values (dicts), exactly as the server sent them: this client is
-also the conformance harness's probe, so it must not hide what was on the wire.
+also the conformance harness's probe, so it must not hide what was on the wire. One exception, which
+the revision requires: in a stateless revision over HTTP, :meth:`Client.list_tools` leaves out the
+tools whose ``x-mcp-header`` declarations are invalid (a warning names each, with its reasons), and
+:meth:`Client.call_tool` refuses to call them (:class:`RejectedToolError`, nothing is sent);
+``raw_tools=True`` turns both off, for a harness that must see the server's answer as it was.
 
 Eras
 ----
@@ -34,6 +38,7 @@ import contextlib
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
@@ -52,6 +57,7 @@ from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ..transports.http._authz import claim_auth_failure
+from ..transports.http._mcp_headers import invalid_header_declarations
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
 from ._skills import SkillsMixin
@@ -60,7 +66,7 @@ from ._tasks import ToolTask, with_tasks_declared
 if TYPE_CHECKING:
     from ..transports.http._authz import HttpAuth
 
-__all__ = ["Client", "InputRequiredError", "Subscription", "UnsupportedProtocolVersion"]
+__all__ = ["Client", "InputRequiredError", "RejectedToolError", "Subscription", "UnsupportedProtocolVersion"]
 
 logger = logging.getLogger("jsonrpc_mcp.client")
 
@@ -84,6 +90,20 @@ class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
 
 
+class RejectedToolError(ValueError):
+    """A call of a tool :meth:`Client.list_tools` left out: its ``x-mcp-header`` declarations break
+    the rules of the stateless revision over HTTP, so it may not be called. Nothing was sent.
+    ``tool`` is its name, ``reasons`` what is wrong (one line per invalid declaration)."""
+
+    def __init__(self, tool: str, reasons: tuple[str, ...]) -> None:
+        super().__init__(
+            f"tool {tool!r} was left out of tools/list and is not called: its x-mcp-header declarations "
+            f"are invalid ({'; '.join(reasons)})"
+        )
+        self.tool = tool
+        self.reasons = reasons
+
+
 class Client(SkillsMixin):
     """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
 
@@ -95,7 +115,9 @@ class Client(SkillsMixin):
     ``on_notification(method, params)`` sees every notification from the server. ``log_level`` (modern
     era) asks each request for ``notifications/message`` of that level and up. ``extensions`` (id ->
     settings) are the MCP extensions the client speaks, declared in ``capabilities.extensions``;
-    :attr:`server_extensions` are the server's."""
+    :attr:`server_extensions` are the server's. ``raw_tools=True`` keeps every tool the server
+    lists, and lets each be called, even those whose ``x-mcp-header`` declarations are invalid (see
+    :meth:`list_tools`): for a harness or a tap that must see the server's answer as it was."""
 
     def __init__(
         self,
@@ -113,6 +135,7 @@ class Client(SkillsMixin):
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         extensions: Mapping[str, dict[str, Any]] | None = None,
         telemetry: bool | None = None,
+        raw_tools: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
@@ -145,6 +168,8 @@ class Client(SkillsMixin):
         self._telemetry_wanted, self._opened = telemetry, 0.0
         self.telemetry: ClientTelemetry | None = None
         self.transport: str | None = None  # "stdio" or "http" (set by stdio() and http())
+        self.raw_tools = raw_tools
+        self._rejected_tools: dict[str, tuple[str, ...]] = {}  # by the last list_tools: name -> reasons
         if mode not in ("auto", "legacy"):  # a stateless revision: nothing to negotiate
             self.revision = get_revision(mode)
 
@@ -400,8 +425,52 @@ class Client(SkillsMixin):
             seen.add(cursor)
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool (following ``nextCursor`` to the end)."""
-        return await self._list_all(wire.TOOLS_LIST, "tools")
+        """Every tool (following ``nextCursor`` to the end).
+
+        In a stateless revision (2026-07-28) over HTTP, where a call mirrors arguments into
+        ``Mcp-Param-*`` headers, a tool whose ``x-mcp-header`` declarations are invalid (an empty or
+        non-token name, a name declared twice in any letter case, one on a property that is not a
+        string, integer or boolean, or not reached through ``properties``) is left out, as the
+        revision requires, with one warning naming it and its reasons; :meth:`call_tool` then
+        refuses it. Over stdio, in the handshake era, or with ``raw_tools``, the list is the
+        server's as it was."""
+        tools = await self._list_all(wire.TOOLS_LIST, "tools")
+        if self.raw_tools or not self._mirrors_headers():
+            return tools
+        kept: list[dict[str, Any]] = []
+        rejected: dict[str, tuple[str, ...]] = {}
+        for tool in tools:
+            problems = invalid_header_declarations(tool.get("inputSchema")) if isinstance(tool, dict) else []
+            if not problems:
+                kept.append(tool)
+                continue
+            name = tool.get("name")
+            if not isinstance(name, str):
+                continue  # (nothing can call it by name anyway)
+            reasons = tuple(map(str, problems))
+            if self._rejected_tools.get(name) != reasons:  # once, not at every listing
+                logger.warning(
+                    "tool %r left out of tools/list: invalid x-mcp-header (%s)", name, "; ".join(reasons)
+                )
+            rejected[name] = reasons
+        self._rejected_tools = rejected
+        return kept
+
+    def _mirrors_headers(self) -> bool:
+        """Whether ``tools/call`` mirrors arguments into headers: a stateless revision over HTTP
+        (a client made by :meth:`http`, or over an HTTP client stream made by hand)."""
+        if not self.is_modern:
+            return False
+        if self.transport is not None:
+            return self.transport == "http"
+        # not imported for the test: a stream of that class exists only once its module is loaded
+        core = sys.modules.get("jsonrpc_mcp.transports.http._core")
+        return core is not None and isinstance(self._stream, core.StreamCore)
+
+    def _refuse_rejected(self, name: str) -> None:
+        reasons = self._rejected_tools.get(name)
+        if reasons is not None and not self.raw_tools:
+            raise RejectedToolError(name, reasons)
 
     async def call_tool(
         self,
@@ -416,7 +485,11 @@ class Client(SkillsMixin):
         Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
         comes back as it is when the application cannot answer it). ``task=True`` declares the
         Tasks extension on the request and, if the server runs the call as a task, waits for its
-        result (see :meth:`start_tool_task`; a failed task raises its error)."""
+        result (see :meth:`start_tool_task`; a failed task raises its error).
+
+        A tool :meth:`list_tools` left out (invalid ``x-mcp-header`` declarations) raises
+        :class:`RejectedToolError` without sending anything."""
+        self._refuse_rejected(name)
         if task:
             return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
         params: dict[str, Any] = {"name": name}
@@ -430,7 +503,9 @@ class Client(SkillsMixin):
         """Call a tool declaring the Tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28)
         on the request: the :class:`ToolTask` handle of the task the server created (``get``,
         ``update``, ``cancel``, ``wait``, ``result``; input requests are answered with the
-        ``request_handlers``), or holding the result when the server answered at once."""
+        ``request_handlers``), or holding the result when the server answered at once. A tool
+        :meth:`list_tools` left out raises :class:`RejectedToolError` (see :meth:`call_tool`)."""
+        self._refuse_rejected(name)
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments

@@ -1,5 +1,6 @@
 """The ``Mcp-*`` header rules of 2026-07-28, shared by the client and the server: which arguments are
-header parameters, and how a value is written into a header and read back."""
+header parameters, which declarations make a tool invalid, and how a value is written into a header
+and read back."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from jsonrpc_mcp.transports.http._mcp_headers import (
     header_matches,
     header_parameters,
     header_text,
+    invalid_header_declarations,
     modern_headers,
 )
 
@@ -70,6 +72,130 @@ def test_parameters_come_in_schema_order_depth_first() -> None:
 )
 def test_only_properties_reached_through_properties_with_a_token_name_count(schema: Any) -> None:
     assert header_parameters(schema) == []
+
+
+# -- invalid declarations (a client over HTTP leaves such a tool out) --------------------------------
+def _one(prop: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"value": prop}}
+
+
+def _two(first: str, second: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "field1": {"type": "string", "x-mcp-header": first},
+            "field2": {"type": "string", "x-mcp-header": second},
+        },
+    }
+
+
+A: dict[str, Any] = {"type": "string", "x-mcp-header": "A"}  # a valid declaration, where it sits
+V = "/properties/value"
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer", "rule"),
+    [
+        # the name: a non-empty string of RFC 9110 tchar (the official suite's charset cases first)
+        (_one({"type": "string", "x-mcp-header": ""}), V, "empty"),
+        (_one({"type": "string", "x-mcp-header": "My Region"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "Region:Primary"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "R\u00e9gion"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "Region\t1"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "Region\r\n"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "Region\x7f"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "Region(1)"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": "a@b"}), V, "token"),
+        (_one({"type": "string", "x-mcp-header": 7}), V, "string"),
+        (_one({"type": "string", "x-mcp-header": None}), V, "string"),
+        # unique in any letter case
+        (_two("Region", "Region"), "/properties/field2", "unique"),
+        (_two("MyField", "myfield"), "/properties/field2", "unique"),
+        # the property's type: string, integer or boolean only
+        (_one({"type": "object", "x-mcp-header": "Data"}), V, "type"),
+        (_one({"type": "array", "items": {"type": "string"}, "x-mcp-header": "Items"}), V, "type"),
+        (_one({"type": "null", "x-mcp-header": "Nil"}), V, "type"),
+        (_one({"type": "number", "x-mcp-header": "Score"}), V, "type"),
+        (_one({"x-mcp-header": "Untyped"}), V, "type"),
+        (_one({"type": ["string", "object"], "x-mcp-header": "Mixed"}), V, "type"),
+        (_one({"type": ["null"], "x-mcp-header": "OnlyNull"}), V, "type"),
+        (_one({"type": 3, "x-mcp-header": "Odd"}), V, "type"),
+        # the place: a property reached from the root through properties alone
+        ({"type": "object", "x-mcp-header": "Root"}, "", "placement"),
+        (_one({"type": "array", "items": A}), V + "/items", "placement"),
+        ({"type": "object", "prefixItems": [A]}, "/prefixItems/0", "placement"),
+        ({"anyOf": [{"properties": {"a": A}}]}, "/anyOf/0/properties/a", "placement"),
+        (_one({"oneOf": [A]}), V + "/oneOf/0", "placement"),
+        (_one({"allOf": [A]}), V + "/allOf/0", "placement"),
+        (_one({"not": A}), V + "/not", "placement"),
+        (_one({"if": {}, "then": A}), V + "/then", "placement"),
+        ({"$defs": {"r": A}, "properties": {"a": {"$ref": "#/$defs/r"}}}, "/$defs/r", "placement"),
+        ({"type": "object", "additionalProperties": A}, "/additionalProperties", "placement"),
+        ({"type": "object", "patternProperties": {"^a/b~": A}}, "/patternProperties/^a~1b~0", "placement"),
+        # (properties under a schema off the chain are off it too)
+        (_one({"items": {"properties": {"b": A}}}), V + "/items/properties/b", "placement"),
+    ],
+)
+def test_each_broken_rule_is_reported_where_it_is(schema: dict[str, Any], pointer: str, rule: str) -> None:
+    found = invalid_header_declarations(schema)
+    assert [(problem.pointer, problem.rule) for problem in found] == [(pointer, rule)]
+    assert str(found[0]).startswith(f"{pointer or '(the root)'}: x-mcp-header")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        _one({"type": "string", "x-mcp-header": "Region"}),
+        _one({"type": "integer", "x-mcp-header": "Priority"}),
+        _one({"type": "boolean", "x-mcp-header": "Verbose"}),
+        _one({"type": ["string", "null"], "x-mcp-header": "Nullable"}),  # null: the header is left out
+        _one({"type": "string", "x-mcp-header": "!#$%&'*+-.^_`|~09azAZ"}),  # every tchar
+        _two("Region", "Zone"),
+        _nested(40, {"type": "string", "x-mcp-header": "Deep"}),
+        {"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]},
+        {"type": "object"},
+        {"type": "object", "properties": {"a": True, "b": {"items": False}}},
+        {"type": "object", "properties": {"a": {"const": {"x-mcp-header": ""}}}},  # data, not a schema
+        None,
+        "not a schema",
+    ],
+)
+def test_a_valid_or_plain_schema_has_no_invalid_declaration(schema: Any) -> None:
+    assert invalid_header_declarations(schema) == []
+
+
+def test_every_invalid_declaration_is_reported_in_schema_order() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "z": {"type": "number", "x-mcp-header": "Z"},
+            "o": {"type": "object", "properties": {"b": {"type": "string", "x-mcp-header": "z"}}},
+            "a": {"type": "object", "x-mcp-header": "bad name"},
+        },
+    }
+    found = invalid_header_declarations(schema)
+    assert [(p.pointer, p.rule) for p in found] == [
+        ("/properties/z", "type"),
+        ("/properties/o/properties/b", "unique"),
+        ("/properties/a", "token"),
+        ("/properties/a", "type"),
+    ]
+    assert "repeats the header of /properties/z" in found[1].reason
+
+
+def test_a_property_schema_shared_by_two_properties_is_a_duplicate() -> None:
+    # (a Python schema may share one object; parsed JSON never does)
+    region = {"type": "string", "x-mcp-header": "Region"}
+    found = invalid_header_declarations({"type": "object", "properties": {"a": region, "b": region}})
+    assert [(p.pointer, p.rule) for p in found] == [("/properties/b", "unique")]
+
+
+def test_a_schema_that_contains_itself_is_checked_and_the_walk_ends() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["again"] = schema
+    schema["anyOf"] = [schema, schema]
+    schema["properties"]["a"] = {"type": "number", "x-mcp-header": "A"}
+    assert [(p.pointer, p.rule) for p in invalid_header_declarations(schema)] == [("/properties/a", "type")]
 
 
 # -- values ---------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ reading the body: ``MCP-Protocol-Version`` (the envelope's protocol version), ``
 schema carries ``"x-mcp-header": "{Name}"``.
 
 This module holds the rules both sides must agree on, once: which properties are header
-parameters (:func:`header_parameters`), how a value is written into a header
+parameters (:func:`header_parameters`), which declarations are invalid
+(:func:`invalid_header_declarations`: a client over HTTP must leave such a tool out of
+``tools/list`` and never call it), how a value is written into a header
 (:func:`encode_header_value`, :func:`header_text`) and read back (:func:`decode_value`,
 :func:`header_matches`). The client builds a request's headers with :func:`modern_headers`; the
 server checks them against the body with the decoder and the comparison.
@@ -25,12 +27,13 @@ import binascii
 import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NamedTuple
 
 from ... import wire
 
 __all__ = [
     "HeaderParameter",
+    "InvalidHeaderDeclaration",
     "METHOD_HEADER",
     "NAMED_BY",
     "NAME_HEADER",
@@ -41,6 +44,7 @@ __all__ = [
     "header_matches",
     "header_parameters",
     "header_text",
+    "invalid_header_declarations",
     "modern_headers",
     "value_at",
 ]
@@ -67,6 +71,8 @@ _SENTINEL = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 field name (1*tchar)
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _MAX_PATH = 1024
+_HEADER_KEY = "x-mcp-header"
+_PRIMITIVE_TYPES = frozenset({"string", "integer", "boolean"})
 
 
 # -- which arguments are header parameters ---------------------------------------------------------
@@ -76,11 +82,13 @@ def header_parameters(input_schema: Any) -> list[HeaderParameter]:
     The rule (2026-07-28, Streamable HTTP, "custom headers from tool parameters"): an annotation
     counts on a property reached from the root through ``properties`` alone, at any nesting depth,
     when its value is an HTTP token; annotations under ``items``, ``anyOf``, ``$ref`` ... and the
-    root's own do not. The result is in schema order (depth first, as the properties are written),
-    so the client sends the headers and the server reports a mismatch in the order a reader of the
-    schema expects. The walk is iterative; its one bound, ``_MAX_PATH`` properties deep, is beyond
-    what any JSON text reaches through a parser's nesting limit (orjson: 1024 containers, two per
-    level), so it only stops a Python schema that contains itself.
+    root's own do not. (Which declarations make the whole tool invalid, so that a client over HTTP
+    leaves it out, is :func:`invalid_header_declarations`.) The result is in schema order (depth
+    first, as the properties are written), so the client sends the headers and the server reports
+    a mismatch in the order a reader of the schema expects. The walk is iterative; its one bound,
+    ``_MAX_PATH`` properties deep, is beyond what any JSON text reaches through a parser's nesting
+    limit (orjson: 1024 containers, two per level), so it only stops a Python schema that contains
+    itself.
     """
     found: list[HeaderParameter] = []
     stack: list[tuple[tuple[str, ...], Any]] = [((), input_schema)]
@@ -96,6 +104,124 @@ def header_parameters(input_schema: Any) -> list[HeaderParameter]:
             # reversed onto the stack, so that they come off it in the order they are written
             stack.extend(((*path, name), sub) for name, sub in reversed(properties.items()))
     return found
+
+
+class InvalidHeaderDeclaration(NamedTuple):
+    """One ``x-mcp-header`` declaration that breaks the revision's rules.
+
+    ``pointer`` is where it sits in the input schema (a JSON Pointer, ``""`` for the root),
+    ``rule`` which rule it breaks (``"string"``, ``"empty"``, ``"token"``, ``"unique"``, ``"type"``
+    or ``"placement"``), ``reason`` the same in words."""
+
+    pointer: str
+    rule: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '(the root)'}: {self.reason}"
+
+
+# the keywords whose values are schemas (2020-12, plus draft-07's), by the shape of the value: a
+# schema, a list of schemas (draft-07's "items" may be either), an object of schemas
+_SUBSCHEMA = frozenset(
+    {"additionalProperties", "unevaluatedProperties", "propertyNames", "items", "contains",
+     "unevaluatedItems", "additionalItems", "not", "if", "then", "else"}
+)  # fmt: skip
+_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SUBSCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+
+
+def invalid_header_declarations(input_schema: Any) -> list[InvalidHeaderDeclaration]:
+    """The ``x-mcp-header`` declarations of a tool's input schema that break the rules of
+    2026-07-28 (Streamable HTTP, "custom headers from tool parameters"), in schema order; ``[]``
+    when the tool may be listed and called.
+
+    A declaration is valid when its value is a non-empty HTTP token (RFC 9110 ``1*tchar``: no space,
+    colon, control character or non-ASCII letter), no other declaration of the schema names the same
+    header in any letter case, it sits on a property reached from the root through ``properties``
+    alone (not the root, nor anything under ``items``, ``anyOf``, ``$defs`` ...), and that property's
+    ``type`` is ``string``, ``integer`` or ``boolean`` (a list of those, ``"null"`` allowed beside
+    them). Every schema position is visited, so a declaration where none may be is found too; a
+    schema that contains itself (a Python object, never parsed JSON) is walked once per path.
+    """
+    found: list[InvalidHeaderDeclaration] = []
+    seen: dict[str, str] = {}  # a lower-cased header name -> where it was declared first
+    ancestors: set[int] = set()  # the ids of the nodes on the path to the current one
+    # (node, pointer segments, whether the node is the root or a property reached from it through
+    # properties alone); an int is the id of a node whose children are done (it leaves ancestors)
+    stack: list[tuple[Any, tuple[str, ...], bool] | int] = [(input_schema, (), True)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int):
+            ancestors.discard(item)
+            continue
+        node, segments, on_chain = item
+        if not isinstance(node, dict) or id(node) in ancestors:
+            continue
+        if _HEADER_KEY in node:
+            pointer = "".join("/" + s.replace("~", "~0").replace("/", "~1") for s in segments)
+            found.extend(_declaration_problems(node, pointer, on_chain and bool(segments), seen))
+        ancestors.add(id(node))
+        stack.append(id(node))
+        children: list[tuple[Any, tuple[str, ...], bool]] = []
+        for key, value in node.items():
+            if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+                chain = on_chain and key == "properties"
+                children.extend((sub, (*segments, key, name), chain) for name, sub in value.items())
+            elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+                children.extend((sub, (*segments, key, str(i)), False) for i, sub in enumerate(value))
+            elif key in _SUBSCHEMA:
+                children.append((value, (*segments, key), False))
+        stack.extend(reversed(children))  # so that they come off the stack in the order written
+    return found
+
+
+def _declaration_problems(
+    node: dict[str, Any], pointer: str, is_property: bool, seen: dict[str, str]
+) -> list[InvalidHeaderDeclaration]:
+    """What is wrong with the declaration of ``node`` (at ``pointer``): its name, its place, the
+    type of its property. ``seen`` collects the names declared so far."""
+    declared = node[_HEADER_KEY]
+    problems: list[InvalidHeaderDeclaration] = []
+    if not isinstance(declared, str):
+        problems.append(InvalidHeaderDeclaration(pointer, "string", "x-mcp-header is not a string"))
+    elif not declared:
+        problems.append(InvalidHeaderDeclaration(pointer, "empty", "x-mcp-header is empty"))
+    elif not _TOKEN.fullmatch(declared):
+        reason = f"x-mcp-header {declared!r} {_why_not_a_token(declared)}"
+        problems.append(InvalidHeaderDeclaration(pointer, "token", reason))
+    else:
+        first = seen.setdefault(declared.lower(), pointer)
+        if first != pointer:
+            earlier = first or "(the root)"
+            reason = f"x-mcp-header {declared!r} repeats the header of {earlier} (case-insensitively)"
+            problems.append(InvalidHeaderDeclaration(pointer, "unique", reason))
+    if not is_property:
+        where = "the root schema" if not pointer else "a schema reached otherwise than through properties"
+        reason = f"x-mcp-header on {where} (only a property reached through properties can have one)"
+        problems.append(InvalidHeaderDeclaration(pointer, "placement", reason))
+    else:
+        kind = node.get("type")
+        named = [k for k in (kind if isinstance(kind, list) else [kind]) if k != "null"]
+        if not named or not all(isinstance(k, str) and k in _PRIMITIVE_TYPES for k in named):
+            stated = f"of type {kind!r}" if kind is not None else "without a type"
+            reason = f"x-mcp-header on a property {stated} (only string, integer or boolean)"
+            problems.append(InvalidHeaderDeclaration(pointer, "type", reason))
+    return problems
+
+
+def _why_not_a_token(name: str) -> str:
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
+        return "contains a control character"
+    if not name.isascii():
+        return "contains a character outside ASCII"
+    if " " in name:
+        return "contains a space"
+    if ":" in name:
+        return "contains a colon"
+    return "is not an HTTP field-name token (RFC 9110 tchar only)"
 
 
 # -- values --------------------------------------------------------------------------------------
