@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 import orjson
+from anyio.abc import TaskGroup
 
 from .. import wire
+from ..jsonrpc.endpoint import Endpoint
 from ..jsonrpc.errors import JsonRpcError
-from ..jsonrpc.messages import RequestId
-from ..revisions import MODERN_REVISIONS
+from ..jsonrpc.messages import Notification, RequestId
+from ..revisions import MODERN_REVISIONS, Revision, get_revision
 from ..transports.base import MessageStream
 from ._dispatch import RequestHandler
 
@@ -24,8 +26,11 @@ __all__ = [
     "IdTap",
     "InputRequiredError",
     "Subscription",
+    "discovered_revision",
     "is_input_required",
+    "listen",
     "modern_versions_named",
+    "route",
     "with_input",
 ]
 
@@ -171,3 +176,77 @@ async def _answer(requests: dict[str, Any], handlers: Mapping[str, RequestHandle
     for key, item in requests.items():
         responses[key] = await handlers[item["method"]](item.get("params"))
     return responses
+
+
+@contextlib.asynccontextmanager
+async def listen(
+    endpoint: Endpoint,
+    stream: MessageStream,
+    tg: TaskGroup,
+    live: dict[RequestId, Subscription],
+    params: dict[str, Any],
+    timeout: float | None,
+) -> AsyncIterator[Subscription]:
+    """:meth:`Client.listen`: send ``subscriptions/listen`` in a task of ``tg``, register the
+    subscription in ``live`` under its request id (the client routes tagged notifications there),
+    and yield it once the server acknowledged it; cancel the request on the way out."""
+    subscription = Subscription()
+    scope = anyio.CancelScope()
+
+    def register(rid: RequestId) -> None:
+        subscription.id = rid
+        live[rid] = subscription
+
+    tap = IdTap(stream, register)
+
+    async def run() -> None:
+        try:
+            with scope:
+                subscription.result = await endpoint.request(wire.LISTEN, params, timeout=None, via=tap)
+        except JsonRpcError as exc:
+            subscription.error = exc
+        finally:
+            if subscription.id is not None:
+                live.pop(subscription.id, None)
+            subscription._end()
+
+    tg.start_soon(run)
+    try:
+        with anyio.fail_after(math.inf if timeout is None else timeout):
+            await subscription._settled.wait()
+        if subscription.acknowledged is None:
+            if subscription.error is not None:
+                raise subscription.error
+            raise RuntimeError(
+                f"the server ended subscriptions/listen without acknowledging it: {subscription.result!r}"
+            )
+        yield subscription
+    finally:
+        scope.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await subscription._ended.wait()
+
+
+def discovered_revision(asked: str, result: Any) -> Revision | None:
+    """The revision a ``server/discover`` answer (to a request at ``asked``) settles on: None when
+    it is not a complete DiscoverResult, or names no revision we speak."""
+    if type(result) is not dict or result.get("resultType", "complete") != "complete":
+        return None
+    supported = result.get("supportedVersions")
+    if not isinstance(supported, list) or not isinstance(result.get("capabilities"), dict):
+        return None
+    ours = [r for r in MODERN_REVISIONS if r.version in supported]
+    if not ours:
+        return None
+    return get_revision(asked) if asked in supported else ours[-1]
+
+
+def route(live: dict[RequestId, Subscription], notification: Notification) -> None:
+    """Hand a notification tagged with a live subscription's id to that subscription."""
+    if type(notification.params) is not dict:
+        return
+    meta = notification.params.get("_meta")
+    sid = meta.get(wire.SUBSCRIPTION_ID) if type(meta) is dict else None
+    subscription = live.get(sid) if isinstance(sid, (str, int)) else None
+    if subscription is not None:
+        subscription._deliver(notification.method, notification.params)

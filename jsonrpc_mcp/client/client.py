@@ -28,17 +28,18 @@ Multi round-trip requests (modern era): ``call_tool``, ``get_prompt`` and ``read
 ``inputResponses`` and the echoed ``requestState``) up to ``max_input_rounds`` times. A result
 asking for input the application cannot give is returned as it came.
 
+Authorization: over HTTP, ``Client.http(url, auth=OAuth(...))`` (:mod:`jsonrpc_mcp.client.auth`);
+a request the server refuses for want of authorization raises ``AuthorizationError``.
+
 Modules: this one is the :class:`Client`; :mod:`._modern` has the stateless revisions' pieces (the
-input rounds, :class:`Subscription`, reading ``-32022``), :mod:`._dispatch` serves the server's
-requests and routes its notifications."""
+input rounds, :class:`Subscription`, reading ``-32022``, era detection), :mod:`._tools` the tools
+left out, :mod:`._dispatch` serves the server's requests and routes its notifications."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
-import sys
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
@@ -57,11 +58,19 @@ from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ..transports.http._authz import claim_auth_failure
-from ..transports.http._mcp_headers import invalid_header_declarations
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
-from ._modern import IdTap, InputRequiredError, Subscription, modern_versions_named, with_input
+from ._modern import (
+    InputRequiredError,
+    Subscription,
+    discovered_revision,
+    listen,
+    modern_versions_named,
+    route,
+    with_input,
+)
 from ._skills import SkillsMixin
 from ._tasks import ToolTask, with_tasks_declared
+from ._tools import RejectedToolError, ToolScreen, mirrors_headers
 
 if TYPE_CHECKING:
     from ..transports.http._authz import HttpAuth
@@ -72,14 +81,6 @@ logger = logging.getLogger("jsonrpc_mcp.client")
 
 _DEFAULT: Any = object()
 
-# the request envelope of the stateless revisions (params._meta keys), and what results carry
-PROTOCOL_VERSION = wire.PROTOCOL_VERSION
-CLIENT_CAPABILITIES = wire.CLIENT_CAPABILITIES
-CLIENT_INFO = wire.CLIENT_INFO
-LOG_LEVEL = wire.LOG_LEVEL
-SERVER_INFO = wire.SERVER_INFO
-SUBSCRIPTION_ID = wire.SUBSCRIPTION_ID
-
 MODES = ("auto", "legacy", *(r.version for r in MODERN_REVISIONS))
 LATEST_MODERN = MODERN_REVISIONS[-1]
 DEFAULT_PROBE_TIMEOUT = 10.0  # what the official clients allow the server/discover probe
@@ -88,20 +89,6 @@ DEFAULT_MAX_INPUT_ROUNDS = 10
 
 class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
-
-
-class RejectedToolError(ValueError):
-    """A call of a tool :meth:`Client.list_tools` left out: its ``x-mcp-header`` declarations break
-    the rules of the stateless revision over HTTP, so it may not be called. Nothing was sent.
-    ``tool`` is its name, ``reasons`` what is wrong (one line per invalid declaration)."""
-
-    def __init__(self, tool: str, reasons: tuple[str, ...]) -> None:
-        super().__init__(
-            f"tool {tool!r} was left out of tools/list and is not called: its x-mcp-header declarations "
-            f"are invalid ({'; '.join(reasons)})"
-        )
-        self.tool = tool
-        self.reasons = reasons
 
 
 class Client(SkillsMixin):
@@ -169,7 +156,7 @@ class Client(SkillsMixin):
         self.telemetry: ClientTelemetry | None = None
         self.transport: str | None = None  # "stdio" or "http" (set by stdio() and http())
         self.raw_tools = raw_tools
-        self._rejected_tools: dict[str, tuple[str, ...]] = {}  # by the last list_tools: name -> reasons
+        self._screen = ToolScreen()  # the tools the last list_tools left out
         if mode not in ("auto", "legacy"):  # a stateless revision: nothing to negotiate
             self.revision = get_revision(mode)
 
@@ -224,7 +211,7 @@ class Client(SkillsMixin):
         ``_meta`` (``{}`` when it named none)."""
         if self.is_modern:
             meta = self.discover_result.get("_meta")
-            info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
+            info = meta.get(wire.SERVER_INFO) if isinstance(meta, dict) else None
             return info if isinstance(info, dict) else {}
         info = self.initialize_result.get("serverInfo", {})
         return info if isinstance(info, dict) else {}
@@ -311,18 +298,10 @@ class Client(SkillsMixin):
 
     def _adopt(self, asked: str, result: Any) -> bool:
         """Take a DiscoverResult: False when it is not one, or names no revision we speak."""
-        if type(result) is not dict or result.get("resultType", "complete") != "complete":
-            return False
-        supported = result.get("supportedVersions")
-        if not isinstance(supported, list) or not isinstance(result.get("capabilities"), dict):
-            return False
-        ours = [r for r in MODERN_REVISIONS if r.version in supported]
-        if not ours:
-            return False
-        revision = get_revision(asked) if asked in supported else ours[-1]
-        self.revision = revision
-        self.discover_result = result
-        return True
+        revision = discovered_revision(asked, result)
+        if revision is not None:
+            self.revision, self.discover_result = revision, result
+        return revision is not None
 
     async def _auto(self) -> dict[str, Any]:
         """Era detection: a usable DiscoverResult, or -32022 naming our revision, means modern;
@@ -354,12 +333,12 @@ class Client(SkillsMixin):
         if version is None:
             version = self.protocol_version or LATEST_MODERN.version
         meta: dict[str, Any] = {
-            PROTOCOL_VERSION: version,
-            CLIENT_CAPABILITIES: self.capabilities,
-            CLIENT_INFO: self.client_info,
+            wire.PROTOCOL_VERSION: version,
+            wire.CLIENT_CAPABILITIES: self.capabilities,
+            wire.CLIENT_INFO: self.client_info,
         }
         if self.log_level is not None:
-            meta[LOG_LEVEL] = self.log_level
+            meta[wire.LOG_LEVEL] = self.log_level
         return meta
 
     def _stamped(self, params: Any) -> Any:
@@ -435,42 +414,13 @@ class Client(SkillsMixin):
         refuses it. Over stdio, in the handshake era, or with ``raw_tools``, the list is the
         server's as it was."""
         tools = await self._list_all(wire.TOOLS_LIST, "tools")
-        if self.raw_tools or not self._mirrors_headers():
+        if self.raw_tools or not mirrors_headers(self.is_modern, self.transport, self._stream):
             return tools
-        kept: list[dict[str, Any]] = []
-        rejected: dict[str, tuple[str, ...]] = {}
-        for tool in tools:
-            problems = invalid_header_declarations(tool.get("inputSchema")) if isinstance(tool, dict) else []
-            if not problems:
-                kept.append(tool)
-                continue
-            name = tool.get("name")
-            if not isinstance(name, str):
-                continue  # (nothing can call it by name anyway)
-            reasons = tuple(map(str, problems))
-            if self._rejected_tools.get(name) != reasons:  # once, not at every listing
-                logger.warning(
-                    "tool %r left out of tools/list: invalid x-mcp-header (%s)", name, "; ".join(reasons)
-                )
-            rejected[name] = reasons
-        self._rejected_tools = rejected
-        return kept
-
-    def _mirrors_headers(self) -> bool:
-        """Whether ``tools/call`` mirrors arguments into headers: a stateless revision over HTTP
-        (a client made by :meth:`http`, or over an HTTP client stream made by hand)."""
-        if not self.is_modern:
-            return False
-        if self.transport is not None:
-            return self.transport == "http"
-        # not imported for the test: a stream of that class exists only once its module is loaded
-        core = sys.modules.get("jsonrpc_mcp.transports.http._core")
-        return core is not None and isinstance(self._stream, core.StreamCore)
+        return self._screen.screen(tools)
 
     def _refuse_rejected(self, name: str) -> None:
-        reasons = self._rejected_tools.get(name)
-        if reasons is not None and not self.raw_tools:
-            raise RejectedToolError(name, reasons)
+        if not self.raw_tools:
+            self._screen.refuse(name)
 
     async def call_tool(
         self,
@@ -510,12 +460,12 @@ class Client(SkillsMixin):
         if arguments is not None:
             params["arguments"] = arguments
         if self.is_modern:
-            params = with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+            params = with_tasks_declared(params, self.capabilities, wire.CLIENT_CAPABILITIES)
         created = await self._with_input(wire.TOOLS_CALL, params, timeout)
 
         async def request(method: str, params: dict[str, Any]) -> Any:
             return await self.request(
-                method, with_tasks_declared(params, self.capabilities, CLIENT_CAPABILITIES)
+                method, with_tasks_declared(params, self.capabilities, wire.CLIENT_CAPABILITIES)
             )
 
         return ToolTask(request, self._dispatcher.handlers, created)
@@ -595,18 +545,12 @@ class Client(SkillsMixin):
     # -- subscriptions (modern era) -----------------------------------------------------------------
     def _route(self, notification: Notification) -> None:
         """Hand a notification tagged with a live subscription's id to that subscription."""
-        if not self._subscriptions or type(notification.params) is not dict:
-            return
-        meta = notification.params.get("_meta")
-        sid = meta.get(SUBSCRIPTION_ID) if type(meta) is dict else None
-        subscription = self._subscriptions.get(sid) if isinstance(sid, (str, int)) else None
-        if subscription is not None:
-            subscription._deliver(notification.method, notification.params)
+        if self._subscriptions:
+            route(self._subscriptions, notification)
 
-    @contextlib.asynccontextmanager
-    async def listen(
+    def listen(
         self, notifications: Mapping[str, Any], *, timeout: float | None = _DEFAULT
-    ) -> AsyncIterator[Subscription]:
+    ) -> contextlib.AbstractAsyncContextManager[Subscription]:
         """``subscriptions/listen`` with the filter ``notifications`` (e.g. ``{"toolsListChanged":
         True, "resourceSubscriptions": ["file:///a"]}``); yields the :class:`Subscription` once the
         server acknowledged it (waiting at most ``timeout``, default the request timeout).
@@ -615,47 +559,10 @@ class Client(SkillsMixin):
         on stdio; over HTTP its response stream is closed). If the server refuses the request, or ends
         it before acknowledging, its error (JsonRpcError) or a RuntimeError is raised."""
         assert self._tg is not None, "use the client as an async context manager"
-        subscription = Subscription()
-        scope = anyio.CancelScope()
-
-        def register(rid: RequestId) -> None:
-            subscription.id = rid
-            self._subscriptions[rid] = subscription
-
-        tap = IdTap(self._stream, register)
         params = {"notifications": dict(notifications)}
-        if self.is_modern:
-            params = self._stamped(params)
-
-        async def run() -> None:
-            try:
-                with scope:
-                    subscription.result = await self.endpoint.request(
-                        wire.LISTEN, params, timeout=None, via=tap
-                    )
-            except JsonRpcError as exc:
-                subscription.error = exc
-            finally:
-                if subscription.id is not None:
-                    self._subscriptions.pop(subscription.id, None)
-                subscription._end()
-
-        self._tg.start_soon(run)
+        params = self._stamped(params) if self.is_modern else params
         wait = self.endpoint.request_timeout if timeout is _DEFAULT else timeout
-        try:
-            with anyio.fail_after(math.inf if wait is None else wait):
-                await subscription._settled.wait()
-            if subscription.acknowledged is None:
-                if subscription.error is not None:
-                    raise subscription.error
-                raise RuntimeError(
-                    f"the server ended subscriptions/listen without acknowledging it: {subscription.result!r}"
-                )
-            yield subscription
-        finally:
-            scope.cancel()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await subscription._ended.wait()
+        return listen(self.endpoint, self._stream, self._tg, self._subscriptions, params, wait)
 
     # -- connecting -------------------------------------------------------------------------------
     @classmethod

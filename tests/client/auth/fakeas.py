@@ -30,7 +30,7 @@ class Seen:
 
 @dataclass
 class FakeAS:
-    """``issuer`` is ``http://as.test`` (plus ``path``). Tokens are JWTs for ``audience`` signed by ``key``."""
+    """``issuer`` is ``http://as.test`` (plus ``path``); tokens are JWTs signed by ``key``."""
 
     path: str = ""
     key: SigningKey = field(default_factory=lambda: rsa_key("fake-as"))
