@@ -105,7 +105,7 @@ def main() -> int:
             "--json-response",
             "--log-level",
             "warning",
-        ],  # fmt: skip
+        ],
         env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.DEVNULL,
     )
