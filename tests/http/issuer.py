@@ -102,14 +102,14 @@ class Issuer:
 
 
 @contextlib.contextmanager
-def running_issuer() -> Iterator[Issuer]:
-    issuer = Issuer()
+def serving_in_thread(app: Any) -> Iterator[str]:
+    """Serve the ASGI ``app`` with uvicorn on a free port of 127.0.0.1, in a thread (and event loop)
+    of its own; yield its base URL (``http://127.0.0.1:N``). Startup and shutdown are bounded."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    issuer.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     config = uvicorn.Config(
-        issuer, lifespan="off", log_config=None, log_level="warning", timeout_graceful_shutdown=1
+        app, lifespan="off", log_config=None, log_level="warning", timeout_graceful_shutdown=1
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -117,12 +117,24 @@ def running_issuer() -> Iterator[Issuer]:
     deadline = time.monotonic() + START_TIMEOUT
     while not server.started:  # another thread's loop: polled, bounded
         if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test issuer did not start")
+            server.should_exit = True
+            sock.close()
+            raise RuntimeError(f"{type(app).__name__} did not start")
         time.sleep(0.01)
     try:
-        yield issuer
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
-        issuer.stall = 0.0
         server.should_exit = True
         thread.join(START_TIMEOUT)
         sock.close()
+
+
+@contextlib.contextmanager
+def running_issuer() -> Iterator[Issuer]:
+    issuer = Issuer()
+    with serving_in_thread(issuer) as url:
+        issuer.url = url
+        try:
+            yield issuer
+        finally:
+            issuer.stall = 0.0
