@@ -97,6 +97,8 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
     common.update(loop=loop, http=http)
     if options.workers > 1:
         sock.close()  # uvicorn binds it again for its workers (SO_REUSEADDR): the check was the point
+    else:  # listening before the line below says so: a client that reads it may connect at once
+        sock.listen(common.get("backlog", 2048))
     sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
     sys.stderr.write(f"jsonrpc-mcp: event loop {loop}, HTTP parser {http}\n")
     sys.stderr.flush()
