@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -95,7 +96,7 @@ async def test_a_short_lived_token_is_refreshed_at_oidc_provider(tmp_path: Path)
     assert len(visits) == 1
 
 
-async def _entries(storage: FileTokenStorage) -> dict[str, dict[str, object]]:
+async def _entries(storage: FileTokenStorage) -> dict[str, Any]:
     import orjson
 
     data = orjson.loads(storage.path.read_bytes())
