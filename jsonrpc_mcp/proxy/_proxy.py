@@ -45,6 +45,7 @@ response) cancels the forwarding task, which cancels the upstream request. Tool-
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -73,6 +74,8 @@ from ._forwarded import ASKING_METHODS, Forwarded, relayable
 from ._relay import Relay
 
 __all__ = ["DEFAULT_CLIENT_CAPABILITIES", "Proxy"]
+
+logger = logging.getLogger("jsonrpc_mcp.proxy")
 
 # what the proxy's client declares to a handshake-era upstream (it relays each to the client asked)
 DEFAULT_CLIENT_CAPABILITIES: dict[str, Any] = {
@@ -224,6 +227,12 @@ class Proxy(Server):
         self._upstream_capabilities = client.server_capabilities
         self._mirrored.clear()
         self._upstream = client
+        logger.info(
+            "connected to the upstream server %r %s (protocol revision %s)",
+            self.name,
+            self.version,
+            client.protocol_version,
+        )
 
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``fn(*args)`` in a task of the upstream connection's (it ends with the connection)."""
@@ -392,7 +401,12 @@ class Proxy(Server):
 
         if client.is_modern and not fwd.modern:
             handlers = {method: _asker(fwd, method) for method in INPUT_METHODS}
-            result = await with_input(send, fwd.method, params, handlers, client.max_input_rounds)
+            try:
+                result = await with_input(send, fwd.method, params, handlers, client.max_input_rounds)
+            except _Refused as refused:  # what a handshake server makes of the client's error
+                if fwd.method == wire.TOOLS_CALL:
+                    return tool_error(f"Tool {fwd.params.get('name')!r} failed: {refused}")
+                raise InternalError(f"Internal error: {refused}") from None
             if is_input_required(result):
                 raise InternalError("Internal error: the upstream asked for input the client cannot give")
             return result
@@ -469,9 +483,16 @@ def _offers(capabilities: dict[str, Any], need: str) -> bool:
     return need in capabilities
 
 
+class _Refused(Exception):
+    """The client answered one of the upstream's input requests with an error."""
+
+
 def _asker(fwd: Forwarded, method: str) -> Callable[[Any], Awaitable[Any]]:
     async def ask(params: Any) -> Any:
-        return await fwd.ask(method, params)
+        try:
+            return await fwd.ask(method, params)
+        except JsonRpcError as exc:
+            raise _Refused(f"the client answered {method} with error {exc.code}: {exc.message}") from None
 
     return ask
 
@@ -481,6 +502,4 @@ async def _quietly(step: Awaitable[None]) -> None:
     try:
         await step
     except Exception as exc:
-        import logging
-
-        logging.getLogger("jsonrpc_mcp.proxy").warning("the upstream refused: %s", exc)
+        logger.warning("the upstream refused: %s", exc)
