@@ -145,7 +145,7 @@ class Proxy(Server):
         self._upstream_capabilities: dict[str, Any] = {}
         self._mirrored: dict[str, dict[str, Any]] = {}
         self._tg: TaskGroup | None = None
-        self.relay = Relay(self)
+        self._relay = Relay(self)
         self.add_middleware(self._forward)
 
     @classmethod
@@ -198,8 +198,8 @@ class Proxy(Server):
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Client]:
         options: dict[str, Any] = {
-            "request_handlers": self.relay.request_handlers(),
-            "on_notification": self.relay.notified,
+            "request_handlers": self._relay.request_handlers(),
+            "on_notification": self._relay.notified,
             "capabilities": self.client_capabilities,
             "client_info": {"name": "jsonrpc-mcp-proxy", "version": __version__},
         }
@@ -207,7 +207,7 @@ class Proxy(Server):
             self._adopt(client)
             self._tg = tg
             if client.is_modern:
-                tg.start_soon(self.relay.listen_upstream, client)
+                tg.start_soon(self._relay.listen_upstream, client)
             try:
                 yield client
             finally:
@@ -234,13 +234,13 @@ class Proxy(Server):
             client.protocol_version,
         )
 
-    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+    def _spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run ``fn(*args)`` in a task of the upstream connection's (it ends with the connection)."""
         if self._tg is None:
             raise RuntimeError("the proxy has no upstream connection")
         self._tg.start_soon(fn, *args)
 
-    def live_sessions(self) -> list[ServerSession]:
+    def _live_sessions(self) -> list[ServerSession]:
         """The ready handshake sessions of the downstream clients."""
         return [s for s in list(self._sessions) if s.state is State.READY]
 
@@ -264,10 +264,12 @@ class Proxy(Server):
         return mirrored
 
     def uses_logging(self) -> bool:
+        """Whether the upstream offers logging (the ``logging`` capability is mirrored)."""
         return isinstance(self._upstream_capabilities.get("logging"), dict)
 
     @property
     def has_completions(self) -> bool:
+        """Whether the upstream offers completions."""
         return isinstance(self._upstream_capabilities.get("completions"), dict)
 
     # -- forwarding ---------------------------------------------------------------------------------
@@ -280,7 +282,7 @@ class Proxy(Server):
             return await call_next(call)
         if call.method in _SERVED_TOO:
             return await self._served_too(fwd, call, call_next)
-        self.relay.begin(fwd)
+        self._relay.begin(fwd)
         try:
             if call.method in _LISTS:
                 result = await self._list(fwd, _LISTS[call.method])
@@ -297,7 +299,7 @@ class Proxy(Server):
         except InputRequiredError as exc:
             raise InternalError(f"Internal error: {exc}") from None
         finally:
-            self.relay.end(fwd)
+            self._relay.end(fwd)
         if fwd.missing is not None and fwd.modern:  # as a 2026-07-28 server answers it
             needed = ", ".join(sorted(fwd.missing))
             raise MissingClientCapability(f"the request needs the client capability {needed}", fwd.missing)
@@ -347,7 +349,7 @@ class Proxy(Server):
             if not k.startswith(wire.META_PREFIX) and k != wire.PROGRESS_TOKEN
         }
         if fwd.progress is not None:
-            meta[wire.PROGRESS_TOKEN] = self.relay.progress_token(fwd)
+            meta[wire.PROGRESS_TOKEN] = self._relay.progress_token(fwd)
         if client.is_modern:
             meta[wire.CLIENT_CAPABILITIES] = relayable(fwd.client_capabilities)
             if fwd.log_rank is not None and fwd.log_rank < len(LEVELS):
@@ -411,7 +413,7 @@ class Proxy(Server):
                 raise InternalError("Internal error: the upstream asked for input the client cannot give")
             return result
         if fwd.modern and not client.is_modern and relayable(fwd.client_capabilities):
-            return await self.relay.park_round(fwd, lambda p: send(fwd.method, p), params)
+            return await self._relay.park_round(fwd, lambda p: send(fwd.method, p), params)
         return await send(fwd.method, params)
 
     def _refused(self, fwd: Forwarded, exc: JsonRpcError) -> Any:
@@ -443,7 +445,7 @@ class Proxy(Server):
 
     async def _served_too(self, fwd: Forwarded, call: Call, call_next: CallNext) -> Any:
         """Served by the core, and what the upstream is asked follows (log level, subscriptions)."""
-        relay = self.relay
+        relay = self._relay
         if call.method == wire.LISTEN:
             filters = call.params.get("notifications")
             uris = filters.get("resourceSubscriptions") if type(filters) is dict else None
@@ -454,7 +456,8 @@ class Proxy(Server):
                 return await call_next(call)
             finally:
                 relay.listen_uris.subtract(uris)
-                self.spawn(_quietly, relay.sync_subscriptions())
+                if self._tg is not None:  # (the upstream connection may be closing)
+                    self._spawn(_quietly, relay.sync_subscriptions())
         result = await call_next(call)
         if call.method == wire.SET_LEVEL:
             await _quietly(relay.sync_log_level())

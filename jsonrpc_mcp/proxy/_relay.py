@@ -125,7 +125,7 @@ class Relay:
             meta[wire.PROGRESS_TOKEN] = self.progress_token(parked)
             self._parked[parked.token] = parked
             self._askers.append(parked)
-            self.proxy.spawn(parked.run, functools.partial(send, {**params, "_meta": meta}), self._forget)
+            self.proxy._spawn(parked.run, functools.partial(send, {**params, "_meta": meta}), self._forget)
         else:
             found = self._parked.get(state) if type(state) is str else None
             if found is None:
@@ -152,7 +152,7 @@ class Relay:
             if isinstance(asker, Forwarded) and asker.session is not None:
                 self._note_elicitation(method, params, asker.session)
             return await asker.ask(method, params)
-        for session in self.proxy.live_sessions():
+        for session in self.proxy._live_sessions():
             try:
                 check_declared(session.client_capabilities, method, params)
             except JsonRpcError:
@@ -219,7 +219,7 @@ class Relay:
             elif session not in told and session.wants_log(rank):
                 told.add(session)
                 await fwd.rc.notify(wire.MESSAGE, params)
-        for session in self.proxy.live_sessions():
+        for session in self.proxy._live_sessions():
             if session not in told and session.wants_log(rank):
                 await session.notify(wire.MESSAGE, params)
 
@@ -233,7 +233,7 @@ class Relay:
     def wanted_uris(self) -> set[str]:
         """The URIs some downstream client wants updates of."""
         uris = {uri for uri, count in self.listen_uris.items() if count > 0}
-        for session in self.proxy.live_sessions():
+        for session in self.proxy._live_sessions():
             uris.update(session.subscriptions)
         return uris
 
@@ -269,7 +269,7 @@ class Relay:
         client = self.proxy.upstream
         if client.is_modern or not isinstance(client.server_capabilities.get("logging"), dict):
             return
-        ranks = [s.log_threshold for s in self.proxy.live_sessions()]
+        ranks = [s.log_threshold for s in self.proxy._live_sessions()]
         rank = min(min(ranks, default=0), len(LEVELS) - 1)
         if rank != self._upstream_rank:
             self._upstream_rank = rank
