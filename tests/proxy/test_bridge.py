@@ -9,6 +9,7 @@ server restricted to the handshake revisions); the downstream clients are the of
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from jsonrpc_mcp import Client
+from jsonrpc_mcp_conformance.npm import node_binary
 
 from .support import (
     CALL_TIMEOUT,
@@ -204,6 +206,50 @@ async def test_bridge_http_serves_a_stdio_server_over_http() -> None:
                     assert simple["content"][0]["text"] == "This is a simple text response for testing."
                     elicited = await client.call_tool("test_elicitation", {"message": "Who?"})
                     assert elicited["content"][0]["text"].startswith("User response: action=accept"), elicited
+
+
+def _typescript_sdk() -> tuple[Path, Path] | None:
+    """(node, the node_modules holding the official TypeScript SDK 1.x), from the npm installs the
+    conformance runner and the benchmarks make under .cache; None when neither is there."""
+    for prefix in (REPO / ".cache" / "conformance" / "npm", REPO / ".cache" / "bench-ts" / "npm"):
+        modules = prefix / "node_modules"
+        manifest = modules / "@modelcontextprotocol" / "sdk" / "package.json"
+        if not (node_binary(prefix).is_file() and manifest.is_file()):
+            continue
+        if json.loads(manifest.read_text(encoding="utf-8"))["version"].startswith("1."):
+            return node_binary(prefix), modules
+    return None
+
+
+async def test_the_typescript_sdk_client_reaches_the_everything_server_through_the_bridge(
+    everything: Served,
+) -> None:
+    found = _typescript_sdk()
+    if found is None:
+        pytest.skip(
+            "the TypeScript SDK 1.x is not installed under .cache (make conformance-official installs it)"
+        )
+    node, modules = found
+    command = [
+        str(node),
+        str(Path(__file__).parent / "ts_client.cjs"),
+        *jsonrpc_mcp("bridge", everything.url),
+    ]
+    with anyio.fail_after(START_TIMEOUT):
+        done = await anyio.run_process(
+            command, cwd=REPO, env=environment(NODE_PATH=str(modules)), check=False
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    got = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert got["server"]["name"] == "jsonrpc-mcp-everything"
+    assert {"test_simple_text", "test_elicitation"} <= set(got["tools"])
+    assert got["simple"]["content"] == [
+        {"type": "text", "text": "This is a simple text response for testing."}
+    ]
+    assert got["progress"] == [0, 50, 100]
+    elicited = got["elicited"]["content"][0]["text"]
+    assert elicited == 'User response: action=accept, content={"username":"ts","email":"ts@example.com"}'
+    assert got["read"]["contents"][0]["text"] == "This is the content of the static text resource."
 
 
 def _bridge(*args: str) -> subprocess.CompletedProcess[str]:
