@@ -166,10 +166,13 @@ class Parked:
         key = f"{INPUT_METHODS[method]}-{self._asked}"
         question = self._questions[key] = _Question(method, params)
         self._poke()
-        with anyio.move_on_after(self.ttl):
-            await question.answered.wait()
+        try:
+            with anyio.move_on_after(self.ttl):
+                await question.answered.wait()
+        finally:  # unanswered (in time, or the upstream gave up on it): no longer asked
+            if not question.answered.is_set():
+                self._questions.pop(key, None)
         if not question.answered.is_set():
-            self._questions.pop(key, None)
             self.cancel()  # nobody retried in time: the upstream call ends here
             raise InternalError(f"Internal error: the client did not answer {method} in time")
         return question.answer

@@ -210,7 +210,7 @@ class Relay:
         rank = level_index(level)
         told: set[ServerSession] = set()
         modern_told = False
-        for fwd in reversed(self.inflight):
+        for fwd in list(reversed(self.inflight)):  # (the list may change while a message is sent)
             session = fwd.session
             if session is None:
                 if not modern_told and fwd.log_rank is not None and rank >= fwd.log_rank:

@@ -118,7 +118,19 @@ async def test_lists_are_every_upstream_page(downstream: str, upstream: str) -> 
     async with proxied(downstream, upstream) as client:
         tools = await client.list_tools()
         # the upstream pages by 2; the proxy serves them in one page
-        names = ["echo", "progress", "greet", "twice", "think", "roots", "block", "chatty", "grow", "touch"]
+        names = [
+            "echo",
+            "progress",
+            "greet",
+            "twice",
+            "visit",
+            "think",
+            "roots",
+            "block",
+            "chatty",
+            "grow",
+            "touch",
+        ]
         assert [t["name"] for t in tools] == names
         assert [r["uri"] for r in await client.list_resources()] == ["test://static"]
         assert [t["uriTemplate"] for t in await client.list_resource_templates()] == ["test://items/{id}"]
@@ -171,6 +183,17 @@ async def test_two_questions_in_a_row(downstream: str, upstream: str) -> None:
         result = await client.call_tool("twice")
     assert result["content"][0]["text"] == "Ada and Grace"
     assert [params["message"] for _, params in seen.asked] == ["First name?", "Second name?"]
+
+
+async def test_a_url_elicitation_and_its_completion_reach_the_client() -> None:
+    seen = Downstream()
+    capabilities = {"elicitation": {"form": {}, "url": {}}}
+    async with proxied("legacy", "legacy", seen=seen, capabilities=capabilities) as client:
+        result = await client.call_tool("visit")
+        assert result["content"][0]["text"] == "visited (accept)"
+        completed = await seen.wait_for("notifications/elicitation/complete")
+    assert seen.asked[0][1]["mode"] == "url" and seen.asked[0][1]["elicitationId"] == "visit-1"
+    assert completed == [{"elicitationId": "visit-1"}]
 
 
 @crossings

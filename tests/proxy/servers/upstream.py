@@ -66,6 +66,13 @@ def build_server(
         return f"{first['content']['name']} and {second['content']['name']}"
 
     @server.tool()
+    async def visit(ctx: Context) -> str:
+        """Send the user to a URL (URL-mode elicitation), then announce it was completed."""
+        answer = await ctx.elicit_url("Sign in", "https://example.com/sign-in", "visit-1")
+        await ctx.session.notify_elicitation_complete("visit-1")
+        return f"visited ({answer['action']})"
+
+    @server.tool()
     async def think(question: str, ctx: Context) -> str:
         """Ask the client's model (sampling)."""
         result = await ctx.sample([question], max_tokens=20, key="model")
