@@ -246,7 +246,10 @@ async def test_the_typescript_sdk_client_reaches_the_everything_server_through_t
     assert got["simple"]["content"] == [
         {"type": "text", "text": "This is a simple text response for testing."}
     ]
-    assert got["progress"] == [0, 50, 100]
+    # The last one is sent before the result (the other tests check the order), but this SDK hands
+    # notifications to their handlers a microtask later than responses: a progress notification
+    # read in the same chunk as the result arrives after its request ended, and is dropped.
+    assert got["progress"] in ([0, 50], [0, 50, 100]), got["progress"]
     elicited = got["elicited"]["content"][0]["text"]
     assert elicited == 'User response: action=accept, content={"username":"ts","email":"ts@example.com"}'
     assert got["read"]["contents"][0]["text"] == "This is the content of the static text resource."

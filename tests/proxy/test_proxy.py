@@ -187,7 +187,7 @@ async def test_two_questions_in_a_row(downstream: str, upstream: str) -> None:
 
 async def test_a_url_elicitation_and_its_completion_reach_the_client() -> None:
     seen = Downstream()
-    capabilities = {"elicitation": {"form": {}, "url": {}}}
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
     async with proxied("legacy", "legacy", seen=seen, capabilities=capabilities) as client:
         result = await client.call_tool("visit")
         assert result["content"][0]["text"] == "visited (accept)"
