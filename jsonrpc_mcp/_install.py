@@ -1,4 +1,5 @@
-"""``jsonrpc-mcp install claude-desktop FILE``: add a server to Claude Desktop's configuration.
+"""``jsonrpc-mcp install claude-desktop FILE`` (or ``--url URL``): add a server to Claude Desktop's
+configuration.
 
 Claude Desktop reads ``claude_desktop_config.json`` (where: :func:`claude_desktop_config`) and starts
 each entry of its ``mcpServers`` object as a stdio server::
@@ -9,6 +10,11 @@ The entry written runs this very Python (``sys.executable``, so the environment 
 jsonrpc-mcp installed) with ``-m jsonrpc_mcp serve /absolute/FILE[:ATTR]``. Before anything is
 written, FILE is loaded in a child process (its own code runs there, with the ``--env`` values) to
 check that it holds a server and to learn its name (the default ``--name``).
+
+A remote server (``--url URL``) gets an entry that runs ``-m jsonrpc_mcp bridge URL`` with the
+upstream options given (``--header``, ``--auth oauth``, ...): Claude Desktop speaks stdio to the
+bridge, which speaks HTTP to the server. Its default name is the URL's host; nothing is probed (the
+server may want authorization first).
 
 Theory of operation: the existing file is read and must be a JSON object (else nothing is written:
 a file the user can still repair by hand is better than one replaced); the entry is merged into its
@@ -31,12 +37,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = [
     "InstallError",
     "Installed",
     "claude_desktop_config",
+    "bridge_entry",
     "install_claude_desktop",
+    "install_claude_desktop_url",
     "merged_config",
     "parse_env",
     "server_entry",
@@ -130,6 +139,17 @@ def server_entry(target: str, env: Mapping[str, str]) -> dict[str, Any]:
     return entry
 
 
+def bridge_entry(url: str, bridge_args: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``mcpServers`` value that bridges to the remote server at ``url`` with this Python."""
+    entry: dict[str, Any] = {
+        "command": sys.executable,
+        "args": ["-m", "jsonrpc_mcp", "bridge", url, *bridge_args],
+    }
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
 def _read_config(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
@@ -213,9 +233,35 @@ def install_claude_desktop(
     config = _read_config(path)  # refused before anything runs: the config may be the problem
     server_name = _probe(absolute, env, probe_timeout)
     name = name if name is not None else server_name
+    return _install_entry(path, config, name, server_entry(absolute, env), dry_run)
+
+
+def install_claude_desktop_url(
+    url: str,
+    *,
+    name: str | None = None,
+    bridge_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+    dry_run: bool = False,
+) -> Installed:
+    """Add (or replace) the ``mcpServers`` entry that bridges to the remote server at ``url``
+    (``jsonrpc-mcp bridge URL BRIDGE_ARGS...``) in Claude Desktop's configuration."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InstallError(f"--url {url!r}: expected an http:// or https:// URL")
+    path = config_path if config_path is not None else claude_desktop_config()
+    config = _read_config(path)
+    name = name if name is not None else parts.hostname
+    return _install_entry(path, config, name, bridge_entry(url, bridge_args, dict(env or {})), dry_run)
+
+
+def _install_entry(
+    path: Path, config: dict[str, Any], name: str, entry: dict[str, Any], dry_run: bool
+) -> Installed:
+    """Merge ``entry`` under ``name`` into ``config`` and write it to ``path`` (see the module docs)."""
     if not name.strip():
         raise InstallError("the server's name is empty: give one with --name")
-    entry = server_entry(absolute, env)
     new = merged_config(config, name, entry)
     text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
     if dry_run:

@@ -1,4 +1,4 @@
-"""The ``jsonrpc-mcp`` command line: ``serve`` a server, ``call`` one.
+"""The ``jsonrpc-mcp`` command line: ``serve`` a server, ``call`` one, ``bridge`` one to another transport.
 
 Exit codes: 0 success, 1 the server or a call failed, 2 usage error.
 
@@ -220,7 +220,7 @@ async def _call(args: argparse.Namespace) -> int:
 
 
 COMMANDS_GROUP = "jsonrpc_mcp.commands"  # the entry point group of sub-commands other packages add
-_BUILTIN = ("serve", "call", "inspect", "install")
+_BUILTIN = ("serve", "call", "inspect", "install", "bridge")
 # sub-commands that ship with jsonrpc-mcp in their own package: named when theirs is not installed
 _SHIPPED = {"conformance": "the conformance harness (the jsonrpc_mcp_conformance package)"}
 
@@ -331,16 +331,34 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     inspect.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     inspect.add_argument("target", nargs="+", help="the server file, its command after --, or its URL")
 
+    from ._bridge import add_upstream_options
+
+    bridge = commands.add_parser(
+        "bridge",
+        help="serve an MCP server over another transport: a URL over stdio, or a stdio command over HTTP",
+        parents=[_serve_options()],
+        description="bridge URL: a stdio server forwarding to the MCP server at URL. bridge --http"
+        " [--port P] -- CMD...: the stdio server CMD served over Streamable HTTP (with serve --http's"
+        " options). Either side speaks either protocol era.",
+    )
+    add_upstream_options(bridge)
+    bridge.add_argument(
+        "target", nargs="+", help="the upstream server's http(s):// URL, or its command after --"
+    )
+
     install = commands.add_parser("install", help="add a server to an MCP client's configuration")
     clients = install.add_subparsers(dest="client", required=True)
     desktop = clients.add_parser(
         "claude-desktop",
-        help="add FILE to Claude Desktop's mcpServers (claude_desktop_config.json)",
-        description="Adds (or replaces) the mcpServers entry that serves FILE with this Python; the"
-        " rest of the config is kept, and the file as it was is copied to .bak first.",
+        help="add FILE (or a remote server, --url) to Claude Desktop's mcpServers",
+        description="Adds (or replaces) the mcpServers entry that serves FILE with this Python, or"
+        " (--url) that bridges to the remote server at URL (jsonrpc-mcp bridge URL, with the upstream"
+        " options given); the rest of the config is kept, and the file as it was is copied to .bak first.",
     )
-    desktop.add_argument("file", help="path/to/server.py[:ATTR]")
-    desktop.add_argument("--name", help="the entry's name (default: the server's name)")
+    desktop.add_argument("file", nargs="?", help="path/to/server.py[:ATTR]")
+    desktop.add_argument("--url", help="a remote server's http(s):// URL, reached through jsonrpc-mcp bridge")
+    desktop.add_argument("--name", help="the entry's name (default: the server's name, or the URL's host)")
+    add_upstream_options(desktop)
     desktop.add_argument(
         "--env",
         action="append",
@@ -417,17 +435,35 @@ def _install(args: argparse.Namespace) -> int:
     """``install claude-desktop``: 0 when installed, 1 with one line on stderr."""
     from pathlib import Path
 
-    from ._install import InstallError, install_claude_desktop, parse_env
+    from ._bridge import upstream_args
+    from ._install import InstallError, install_claude_desktop, install_claude_desktop_url, parse_env
 
     prog = "jsonrpc-mcp install claude-desktop"
+    if (args.file is None) == (args.url is None):
+        print(f"{prog}: give a server FILE, or --url URL (one of them)", file=sys.stderr)
+        return 2
+    if args.file is not None and upstream_args(args):
+        print(f"{prog}: --header, --auth, --upstream-mode ... go with --url", file=sys.stderr)
+        return 2
+    config_path = Path(args.config).expanduser() if args.config else None
     try:
-        done = install_claude_desktop(
-            args.file,
-            name=args.name,
-            env=parse_env(args.env or []),
-            config_path=Path(args.config).expanduser() if args.config else None,
-            dry_run=args.dry_run,
-        )
+        if args.url is not None:
+            done = install_claude_desktop_url(
+                args.url,
+                name=args.name,
+                bridge_args=upstream_args(args),
+                env=parse_env(args.env or []),
+                config_path=config_path,
+                dry_run=args.dry_run,
+            )
+        else:
+            done = install_claude_desktop(
+                args.file,
+                name=args.name,
+                env=parse_env(args.env or []),
+                config_path=config_path,
+                dry_run=args.dry_run,
+            )
     except InstallError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
@@ -466,6 +502,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _install(args)
     if args.command_name == "inspect":
         return _inspect(args)
+    if args.command_name == "bridge":
+        from ._bridge import run_bridge
+
+        return run_bridge(args)
     command = commands.get(args.command_name)
     if command is not None:
         assert not isinstance(command, str)  # _other_commands refused to run a broken one

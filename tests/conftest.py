@@ -25,6 +25,7 @@ _BOTH_BACKENDS = (
     "server/",
     "client/",
     "modern/",
+    "proxy/test_proxy.py",
     "transports/test_fd_stream.py",
     "transports/test_fd_stream_writes.py",
     "transports/test_framing.py",

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from jsonrpc_mcp import Client
@@ -190,3 +191,75 @@ def test_a_file_with_an_attribute_keeps_it_and_names_that_server(tmp_path: Path)
     servers = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
     assert servers["other"]["args"] == ["-m", "jsonrpc_mcp", "serve", f"{echo.resolve()}:other"]
     _refused(_install(f"{echo}:missing", "--config", str(config)), "has no attribute 'missing'")
+
+
+# -- a remote server (--url): a bridge entry ----------------------------------------------------------
+async def test_a_url_gets_a_bridge_entry_that_reaches_the_server(tmp_path: Path) -> None:
+    from ..proxy.support import EVERYTHING, jsonrpc_mcp, served_http
+
+    config = tmp_path / "c.json"
+    _write(config, EXISTING)
+    async with served_http(jsonrpc_mcp("serve", EVERYTHING, "--http", "--port", "0")) as served:
+        args = (
+            "--url",
+            served.url,
+            "--upstream-mode",
+            "legacy",
+            "--header",
+            "X-Trace: on",
+            "--config",
+            str(config),
+        )
+        done = await anyio.to_thread.run_sync(lambda: _install(*args))
+        assert done.returncode == 0, done.stderr
+        assert "added '127.0.0.1'" in done.stdout
+        written = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
+        assert written["other"] == EXISTING["mcpServers"]["other"]  # type: ignore[index]
+        entry = written["127.0.0.1"]
+        assert entry == {
+            "command": sys.executable,
+            "args": [
+                "-m",
+                "jsonrpc_mcp",
+                "bridge",
+                served.url,
+                "--upstream-mode",
+                "legacy",
+                "--header",
+                "X-Trace: on",
+            ],
+        }
+        # what Claude Desktop does with the entry: spawn it, speak stdio to it
+        async with Client.stdio([entry["command"], *entry["args"]], env=_env(), cwd=tmp_path) as client:
+            assert client.server_info["name"] == "jsonrpc-mcp-everything"
+            result = await client.call_tool("test_simple_text")
+    assert result["content"][0]["text"] == "This is a simple text response for testing."
+
+
+def test_a_url_entry_takes_its_name_and_the_oauth_options(tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    url = "https://mcp.example.com/mcp"
+    done = _install(
+        "--url", url, "--name", "remote", "--auth", "oauth", "--scope", "read write", "--config", str(config)
+    )
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["remote"]
+    assert entry["args"] == ["-m", "jsonrpc_mcp", "bridge", url, "--auth", "oauth", "--scope", "read write"]
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "words"),
+    [
+        (("--url", "ftp://example.com/mcp"), 1, "expected an http:// or https:// URL"),
+        ((str(ENVTOOL), "--url", "https://example.com/mcp"), 2, "one of them"),
+        ((), 2, "one of them"),
+        ((str(ENVTOOL), "--header", "X: 1"), 2, "go with --url"),
+    ],
+)
+def test_a_url_or_a_file_not_both(tmp_path: Path, args: tuple[str, ...], status: int, words: str) -> None:
+    done = _install(*args, "--config", str(tmp_path / "c.json"))
+    assert done.returncode == status, done.stderr
+    assert done.stderr.startswith("jsonrpc-mcp install claude-desktop: ") and words in done.stderr, (
+        done.stderr
+    )
+    assert not (tmp_path / "c.json").exists()
