@@ -148,31 +148,42 @@ class LoopbackBrowser:
 
     async def authorize(self, url: str) -> str:
         sock = self._listen()
-        opened = False
-        try:
-            opened = bool(self._open(url))
-        except Exception:  # webbrowser raises on broken $BROWSER settings
-            logger.debug("the browser could not be opened", exc_info=True)
-        if not opened and self._show is not None:
-            self._show(url)
         try:
             with anyio.fail_after(self.timeout):
-                while True:
-                    await anyio.wait_readable(sock)
-                    try:
-                        conn, _ = sock.accept()
-                    except BlockingIOError:
-                        continue
-                    with conn:
-                        target = await self._serve_one(conn)
-                    if target is not None:
-                        return target
+                async with anyio.create_task_group() as tasks:
+                    # the browser is started in a thread (a $BROWSER command may run until the user
+                    # is done) while the listener waits for the redirect
+                    tasks.start_soon(self._launch, url)
+                    target = await self._wait_for_callback(sock)
+                    tasks.cancel_scope.cancel()
         except TimeoutError:
             raise AuthorizationError(
                 f"nobody completed the authorization in the browser within {self.timeout:g} s"
             ) from None
         finally:
             self.close()
+        return target
+
+    async def _launch(self, url: str) -> None:
+        try:
+            opened = await anyio.to_thread.run_sync(self._open, url, abandon_on_cancel=True)
+        except Exception:  # webbrowser raises on broken $BROWSER settings
+            logger.debug("the browser could not be opened", exc_info=True)
+            opened = False
+        if not opened and self._show is not None:
+            self._show(url)
+
+    async def _wait_for_callback(self, sock: socket.socket) -> str:
+        while True:
+            await anyio.wait_readable(sock)
+            try:
+                conn, _ = sock.accept()
+            except BlockingIOError:
+                continue
+            with conn:
+                target = await self._serve_one(conn)
+            if target is not None:
+                return target
 
     async def _serve_one(self, conn: socket.socket) -> str | None:
         """Read one request; the redirect URL when it is the callback, else None (404)."""
