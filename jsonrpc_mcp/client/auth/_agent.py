@@ -67,9 +67,12 @@ class HeadlessBrowser:
 
     @property
     def redirect_uri(self) -> str:
+        """The redirect URI given (nothing listens there)."""
         return self._redirect_uri
 
     async def authorize(self, url: str) -> str:
+        """Follow ``url``'s redirects to the redirect URI; :class:`AuthorizationError` when a page
+        wants a person, or after ``max_hops``."""
         cookies: dict[str, dict[str, str]] = {}
         for _ in range(self.max_hops):
             host = urlsplit(url).netloc
@@ -136,6 +139,7 @@ class LoopbackBrowser:
 
     @property
     def redirect_uri(self) -> str:
+        """``http://127.0.0.1:PORT/callback``: listening starts when it is first asked for."""
         port = self._listen().getsockname()[1]
         host = f"[{self._host}]" if ":" in self._host else self._host
         return f"http://{host}:{port}{self._path}"
@@ -147,6 +151,7 @@ class LoopbackBrowser:
             self._sock = None
 
     async def authorize(self, url: str) -> str:
+        """Open ``url`` in the browser and wait (at most ``timeout``) for the redirect."""
         sock = self._listen()
         try:
             with anyio.fail_after(self.timeout):

@@ -45,13 +45,16 @@ class InMemoryTokenStorage:
         self._entries: dict[str, dict[str, Any]] = {}
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """A copy of the entry stored under ``key``, or None."""
         entry = self._entries.get(key)
         return dict(entry) if entry is not None else None
 
     async def set(self, key: str, value: dict[str, Any]) -> None:
+        """Keep a copy of ``value`` under ``key``."""
         self._entries[key] = dict(value)
 
     async def delete(self, key: str) -> None:
+        """Forget ``key``."""
         self._entries.pop(key, None)
 
 
@@ -99,11 +102,13 @@ class FileTokenStorage:
             raise
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """The entry stored under ``key`` in the file, or None."""
         async with self._lock:
             entry = (await anyio.to_thread.run_sync(self._load)).get(key)
         return entry if isinstance(entry, dict) else None
 
     async def set(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` under ``key``: the file is rewritten atomically."""
         async with self._lock:
 
             def update() -> None:
@@ -114,6 +119,7 @@ class FileTokenStorage:
             await anyio.to_thread.run_sync(update)
 
     async def delete(self, key: str) -> None:
+        """Forget ``key`` (the file is rewritten only if it was there)."""
         async with self._lock:
 
             def update() -> None:
