@@ -18,8 +18,11 @@ import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
+from ._client_options import ServerEntry, authorization_failure, describe_authorization_error
+
 if TYPE_CHECKING:
     from .client import Client
+    from .transports.http._authz import HttpAuth
 
 __all__ = ["InspectError", "collect", "describe_failure", "inspect_target", "render_text", "resolve_target"]
 
@@ -145,14 +148,18 @@ def render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def describe_failure(exc: BaseException, kind: str, target: Sequence[str]) -> str:
-    """One line saying why inspecting ``target`` failed (no traceback, no internals)."""
+def describe_failure(exc: BaseException, kind: str, target: Sequence[str], *, hint: bool = True) -> str:
+    """One line saying why inspecting ``target`` failed (no traceback, no internals); ``hint``: a
+    server wanting authorization is told how to give credentials."""
     import anyio
 
     from .client import UnsupportedProtocolVersion
     from .jsonrpc.errors import ConnectionClosed, JsonRpcError
 
     where = target[0] if kind == "http" else " ".join(target)
+    failure = authorization_failure(exc)
+    if failure is not None:
+        return describe_authorization_error(failure, where, hint=hint)
     while len(getattr(exc, "exceptions", ())) == 1:  # an exception group of one: what it holds
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
     if isinstance(exc, JsonRpcError):
@@ -200,7 +207,13 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 async def _inspect(
-    kind: str, target: list[str], mode: str, timeout: float, stderr: IO[bytes], headers: dict[str, str]
+    kind: str,
+    target: list[str],
+    mode: str,
+    timeout: float,
+    stderr: IO[bytes],
+    server: ServerEntry,
+    auth: HttpAuth | None,
 ) -> dict[str, Any]:
     import anyio
 
@@ -208,9 +221,12 @@ async def _inspect(
 
     options: dict[str, Any] = {"request_timeout": timeout, "mode": mode, "initialize": False}
     if kind == "http":
-        connect = Client.http(target[0], headers=headers, timeout=timeout, read_timeout=timeout, **options)
+        connect = Client.http(
+            target[0], headers=server.headers, auth=auth, timeout=timeout, read_timeout=timeout, **options
+        )
     else:
-        connect = Client.stdio(target, stderr=stderr, **options)
+        env, cwd = server.process_env(), server.cwd
+        connect = Client.stdio(target, env=env, cwd=cwd, stderr=stderr, **options)
     async with connect as client:
         with anyio.fail_after(timeout * 2 if mode == "auto" else timeout):  # auto: a probe, then initialize
             await client.connect()
@@ -225,17 +241,6 @@ def _last_line(log: IO[bytes]) -> str:
     return lines[-1] if lines else ""
 
 
-def parse_headers(lines: Sequence[str]) -> dict[str, str]:
-    """``Name: value`` strings to a mapping (ValueError for one without a colon or a name)."""
-    headers: dict[str, str] = {}
-    for line in lines:
-        name, sep, value = line.partition(":")
-        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
-            raise ValueError(f"--header {line!r}: expected 'Name: value'")
-        headers[name.strip()] = value.strip()
-    return headers
-
-
 class InspectError(Exception):
     """Why there is no report: one line, and the exit status (1: the server failed, 2: usage)."""
 
@@ -245,25 +250,32 @@ class InspectError(Exception):
 
 
 def inspect_target(
-    command: Sequence[str], *, mode: str, timeout: float, headers: Sequence[str] = ()
+    server: ServerEntry | Sequence[str],
+    *,
+    mode: str,
+    timeout: float,
+    auth: HttpAuth | None = None,
+    hint: bool = True,
 ) -> dict[str, Any]:
-    """What the server at ``command`` offers (see :func:`collect`); :class:`InspectError` if none."""
+    """What ``server`` offers (see :func:`collect`); :class:`InspectError` if none. ``server``: a
+    :class:`~jsonrpc_mcp._client_options.ServerEntry` (a URL with headers, or a command with its
+    environment), or a command line (``[URL]``, ``[FILE.py]``, a command). ``auth`` authorizes the
+    HTTP requests; ``hint``: a refusal says how to give credentials."""
     import tempfile
 
     import anyio
 
+    if not isinstance(server, ServerEntry):
+        only = server[0] if len(server) == 1 else ""
+        is_url = only.startswith(("http://", "https://"))
+        server = ServerEntry(url=only) if is_url else ServerEntry(command=tuple(server))
+    command = server.argv
     kind, target = resolve_target(command)
-    try:
-        sent = parse_headers(headers)
-    except ValueError as exc:
-        raise InspectError(str(exc), 2) from None
-    if sent and kind != "http":
-        raise InspectError("--header needs an http(s):// URL", 2)
     with tempfile.TemporaryFile() as log:  # a spawned server's stderr: shown only when it failed
         try:
-            report: dict[str, Any] = anyio.run(_inspect, kind, target, mode, timeout, log, sent)
+            report: dict[str, Any] = anyio.run(_inspect, kind, target, mode, timeout, log, server, auth)
         except Exception as exc:
             said = _last_line(log) if kind == "stdio" else ""
-            why = describe_failure(exc, kind, command) + (f" (its stderr: {said})" if said else "")
+            why = describe_failure(exc, kind, command, hint=hint) + (f" (its stderr: {said})" if said else "")
             raise InspectError(why, 1) from None
     return report

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import argparse
     from importlib.metadata import EntryPoint
 
+    from .client import Client
     from .server._server import Server
 
 __all__ = ["load_target", "main"]
@@ -158,8 +159,15 @@ def _dump(title: str, value: Any) -> None:
 async def _call(args: argparse.Namespace) -> int:
     import orjson
 
-    from .client import Client, RejectedToolError
-    from .jsonrpc.errors import JsonRpcError
+    from ._client_options import (
+        OptionsError,
+        authorization_failure,
+        describe_authorization_error,
+        oauth_from_options,
+        server_from_options,
+        wants_hint,
+    )
+    from .client import Client
 
     arguments: Any = None
     if args.args is not None and not args.tool:
@@ -186,36 +194,58 @@ async def _call(args: argparse.Namespace) -> int:
             )
             return 2
         mode = requested.version
+    try:
+        target = server_from_options(args, args.command)
+        auth = oauth_from_options(args, target)
+    except OptionsError as exc:
+        print(f"jsonrpc-mcp call: {exc}", file=sys.stderr)
+        return 2
     options: dict[str, Any] = {"request_timeout": args.timeout, "mode": mode or "legacy"}
     if args.protocol_version and (requested is None or requested.has_handshake):
         options["protocol_version"] = args.protocol_version
-    url = args.command[0] if len(args.command) == 1 else ""
-    if url.startswith(("http://", "https://")):
-        connect = Client.http(url, initialize=False, **options)
+    if target.url is not None:
+        connect = Client.http(target.url, headers=target.headers, auth=auth, initialize=False, **options)
     else:
-        connect = Client.stdio(args.command, initialize=False, **options)
-    async with connect as client:
-        opened = await client.connect()
-        _dump("server/discover" if client.is_modern else "initialize", opened)
-        caps = client.server_capabilities
-        if "tools" in caps:
-            _dump("tools/list", await client.list_tools())
-        if "resources" in caps:
-            _dump("resources/list", await client.list_resources())
-            _dump("resources/templates/list", await client.list_resource_templates())
-        if "prompts" in caps:
-            _dump("prompts/list", await client.list_prompts())
-        if args.tool:
-            try:
-                result = await client.call_tool(args.tool, arguments)
-            except JsonRpcError as exc:
-                _dump(f"tools/call {args.tool} (error)", exc.to_dict())
-                return 1
-            except RejectedToolError as exc:  # (invalid x-mcp-header declarations: nothing was sent)
-                print(f"jsonrpc-mcp call: {exc}", file=sys.stderr)
-                return 1
-            _dump(f"tools/call {args.tool}", result)
-            return 1 if result.get("isError") else 0
+        env, cwd = target.process_env(), target.cwd
+        connect = Client.stdio(target.argv, env=env, cwd=cwd, initialize=False, **options)
+    try:
+        async with connect as client:
+            return await _call_session(client, args.tool, arguments)
+    except Exception as exc:
+        failure = authorization_failure(exc)
+        if failure is None:
+            raise
+        line = describe_authorization_error(failure, target.url or "", hint=wants_hint(args, target))
+        print(f"jsonrpc-mcp call: {line}", file=sys.stderr)
+        return 1
+
+
+async def _call_session(client: Client, tool: str | None, arguments: Any) -> int:
+    """``call`` on a connection: what the server offers, then the tool's result."""
+    from .client import RejectedToolError
+    from .jsonrpc.errors import JsonRpcError
+
+    opened = await client.connect()
+    _dump("server/discover" if client.is_modern else "initialize", opened)
+    caps = client.server_capabilities
+    if "tools" in caps:
+        _dump("tools/list", await client.list_tools())
+    if "resources" in caps:
+        _dump("resources/list", await client.list_resources())
+        _dump("resources/templates/list", await client.list_resource_templates())
+    if "prompts" in caps:
+        _dump("prompts/list", await client.list_prompts())
+    if tool:
+        try:
+            result = await client.call_tool(tool, arguments)
+        except JsonRpcError as exc:
+            _dump(f"tools/call {tool} (error)", exc.to_dict())
+            return 1
+        except RejectedToolError as exc:  # (invalid x-mcp-header declarations: nothing was sent)
+            print(f"jsonrpc-mcp call: {exc}", file=sys.stderr)
+            return 1
+        _dump(f"tools/call {tool}", result)
+        return 1 if result.get("isError") else 0
     return 0
 
 
@@ -276,6 +306,7 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     why it is not available; see :func:`_other_commands`)."""
     import argparse
 
+    from ._client_options import add_config_options, add_http_client_options
     from .revisions import MODERN_REVISIONS
 
     parser = argparse.ArgumentParser(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
@@ -309,13 +340,15 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
         "or auto (server/discover, falling back to initialize)",
     )
     call.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
-    call.add_argument("command", nargs="+", help="the server command after --, or its http(s):// URL")
+    call.add_argument("command", nargs="*", help="the server command after --, or its http(s):// URL")
+    add_config_options(call)
+    add_http_client_options(call)
 
     inspect = commands.add_parser(
         "inspect",
         help="print everything a server offers: info, capabilities, tools with schemas, resources, prompts",
         description="TARGET: path/to/server.py[:ATTR] (served with this Python), a stdio command after --,"
-        " or an http(s):// URL.",
+        " an http(s):// URL, or --config FILE --server NAME.",
     )
     inspect.add_argument(
         "--mode",
@@ -325,11 +358,10 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
         " handshake (legacy), or the stateless 2026-07-28 revision",
     )
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
-    inspect.add_argument(
-        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="an HTTP header (repeatable)"
-    )
     inspect.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
-    inspect.add_argument("target", nargs="+", help="the server file, its command after --, or its URL")
+    inspect.add_argument("target", nargs="*", help="the server file, its command after --, or its URL")
+    add_config_options(inspect)
+    add_http_client_options(inspect)
 
     from ._bridge import add_upstream_options
 
@@ -415,10 +447,18 @@ def _default_log_level() -> str:
 
 def _inspect(args: argparse.Namespace) -> int:
     """``inspect``: 0 with the report on stdout, else one line on stderr (1: the server, 2: usage)."""
+    from ._client_options import OptionsError, oauth_from_options, server_from_options, wants_hint
     from ._inspect import InspectError, inspect_target, render_text
 
     try:
-        report = inspect_target(args.target, mode=args.mode, timeout=args.timeout, headers=args.header)
+        server = server_from_options(args, args.target)
+        auth = oauth_from_options(args, server)
+    except OptionsError as exc:
+        print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
+        return 2
+    try:
+        hint = wants_hint(args, server)
+        report = inspect_target(server, mode=args.mode, timeout=args.timeout, auth=auth, hint=hint)
     except InspectError as exc:
         print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
         return exc.status

@@ -12,7 +12,8 @@ Exit codes:
        now passes (stale; tolerated with --allow-stale)
     2  usage error (bad options, unreadable config or baseline, unknown server name, an --only or
        --skip pattern matching no requirement)
-    3  the server could not be exercised: it would not start, or no revision could be opened
+    3  the server could not be exercised: it would not start, no revision could be opened, or the
+       token --auth oauth asks for could not be had
     4  the fixtures in spec/ are inconsistent (the manifest check failed)
 """
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -29,6 +29,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from jsonrpc_mcp._client_options import (
+    OptionsError,
+    ServerEntry,
+    add_http_client_options,
+    authorization_failure,
+    check_client_options,
+    describe_authorization_error,
+    load_server_entry,
+    oauth_from_options,
+    parse_headers,
+)
 
 from ._html import to_html
 from .baseline import BaselineError, Expected, apply_baseline, load_baseline, stale_entries
@@ -156,6 +168,7 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
         metavar="TOKEN",
         help="a valid token lacking a scope tools/call needs (403 insufficient_scope)",
     )
+    add_http_client_options(parser)  # --header, and --auth oauth: the harness gets its token itself
     return parser
 
 
@@ -174,6 +187,7 @@ def _http_options(args: argparse.Namespace | None) -> dict[str, Any]:
 
 def _http_only_options(args: argparse.Namespace) -> list[str]:
     given = [
+        ("--header", bool(args.header)),
         ("--insecure", args.insecure),
         ("--ca-file", args.ca_file is not None),
         ("--auth-token", args.auth_token is not None),
@@ -187,38 +201,24 @@ def target_from_config(
     path: Path, name: str | None, timeout: float = 5.0, args: argparse.Namespace | None = None
 ) -> Target:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    servers = document.get("mcpServers") if isinstance(document, dict) else None
-    if not isinstance(servers, dict) or not servers:
-        raise UsageError(f"{path} has no mcpServers")
-    if name is None:
-        if len(servers) != 1:
-            raise UsageError(f"{path} names several servers; pick one with --server ({', '.join(servers)})")
-        name = next(iter(servers))
-    entry = servers.get(name)
-    if not isinstance(entry, dict):
-        raise UsageError(f"{path} has no server {name!r} (it has {', '.join(servers)})")
-    if "command" not in entry and "url" in entry:
-        headers = entry.get("headers", {})
-        if not isinstance(headers, dict):
-            raise UsageError(f"server {name!r}: headers must be an object")
-        return _http_target(str(entry["url"]), {str(k): str(v) for k, v in headers.items()}, timeout, args)
-    if "command" not in entry:
-        raise UsageError(f"server {name!r} has neither a command nor a url")
-    if args is not None and _http_only_options(args):
+        entry = load_server_entry(path, name)
+    except OptionsError as exc:
+        raise UsageError(str(exc)) from None
+    if entry.url is not None:
+        return _http_target(entry.url, entry.headers, timeout, args)
+    if args is not None:
+        _stdio_only(args)
+    return StdioTarget(list(entry.command), env=entry.env, cwd=entry.cwd)
+
+
+def _stdio_only(args: argparse.Namespace) -> None:
+    """A UsageError when an option for http servers is given for a stdio one."""
+    if _http_only_options(args):
         raise UsageError(f"{', '.join(_http_only_options(args))}: only for a server reached over http")
-    args = entry.get("args", [])
-    env = entry.get("env")
-    if not isinstance(args, list) or (env is not None and not isinstance(env, dict)):
-        raise UsageError(f"server {name!r}: args must be a list and env an object")
-    cwd = entry.get("cwd")
-    return StdioTarget(
-        [str(entry["command"]), *map(str, args)],
-        env={k: str(v) for k, v in (env or {}).items()} if env is not None else None,
-        cwd=cwd,
-    )
+    try:
+        check_client_options(args, http=False)
+    except OptionsError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _target(args: argparse.Namespace) -> Target:
@@ -229,8 +229,7 @@ def _target(args: argparse.Namespace) -> Target:
     if args.mode == "stdio":
         if not args.command:
             raise UsageError("stdio needs the server command after --")
-        if _http_only_options(args):
-            raise UsageError(f"{', '.join(_http_only_options(args))}: only for a server reached over http")
+        _stdio_only(args)
         return StdioTarget(args.command)
     if args.mode == "http":
         if len(args.command) != 1:
@@ -244,8 +243,19 @@ def _target(args: argparse.Namespace) -> Target:
 def _http_target(
     url: str, headers: dict[str, str], timeout: float, args: argparse.Namespace | None = None
 ) -> Target:
+    """An HttpTarget with ``headers`` and, from ``args``, ``--header`` (on top), the https options,
+    the tokens, and the OAuth client ``--auth oauth`` describes."""
+    options = _http_options(args)
     try:
-        return HttpTarget(url, headers=headers, timeout=timeout, **_http_options(args))
+        if args is not None:
+            headers = {**headers, **{k.lower(): v for k, v in parse_headers(args.header).items()}}
+            auth = oauth_from_options(args, ServerEntry(url=url, headers=headers))
+            if auth is not None and args.auth_token is not None:
+                raise UsageError("--auth-token and --auth oauth exclude each other: give one")
+            options["auth"] = auth
+        return HttpTarget(url, headers=headers, timeout=timeout, **options)
+    except OptionsError as exc:
+        raise UsageError(str(exc)) from None
     except (ValueError, OSError) as exc:  # OSError: an unreadable --ca-file
         raise UsageError(str(exc)) from None
 
@@ -272,6 +282,14 @@ def _logging_to(path: Path | None) -> Iterator[None]:
         root.removeHandler(handler)
         root.setLevel(level)
         handler.close()
+
+
+async def _authorized_run(target: Target, spec: Spec, fixtures: list[Fixture], options: Options) -> Run:
+    """The run, after an HTTP target got the token its OAuth client can get (see
+    :meth:`HttpTarget.authorize`)."""
+    if isinstance(target, HttpTarget):
+        await target.authorize()
+    return await run_conformance(target, spec, fixtures, options)
 
 
 def exit_code(run: Run, *, allow_stale: bool = True) -> int:
@@ -369,9 +387,16 @@ def main(
     )
     try:
         with _logging_to(args.log):
-            run = anyio.run(run_conformance, target, spec, fixtures, options)
+            run = anyio.run(_authorized_run, target, spec, fixtures, options)
     except OSError as exc:
         print(f"conformance: cannot start the server: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except Exception as exc:  # the token --auth oauth asks for could not be had
+        failure = authorization_failure(exc)
+        if failure is None:
+            raise
+        where = target.description
+        print(f"conformance: {describe_authorization_error(failure, where)}", file=sys.stderr)
         return EXIT_UNREACHABLE
     apply_baseline(run, expected)
     report = {

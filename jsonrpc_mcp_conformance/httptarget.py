@@ -17,7 +17,7 @@ import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -27,6 +27,9 @@ import orjson
 from jsonrpc_mcp import wire
 
 from .targets import Connection
+
+if TYPE_CHECKING:
+    from jsonrpc_mcp.transports.http._authz import HttpAuth
 
 __all__ = ["HttpConnection", "HttpReply", "HttpTarget", "parse_bearer_challenge"]
 
@@ -509,6 +512,10 @@ class HttpTarget:
     ``Bearer`` Authorization in ``headers`` counts as given); ``wrong_audience_token`` and
     ``insufficient_scope_token``: tokens the server must refuse (401) or answer 403, for the
     ``auth`` fixtures. :attr:`variables` is what fixtures see of all this.
+
+    ``auth``: an OAuth client (``--auth oauth``); :meth:`authorize`, before the run, gets the token
+    that then counts as ``auth_token``. Fixtures send their requests exactly as they say (one
+    without a token must meet a 401), so nothing is retried: that token serves the whole run.
     """
 
     transport = "http"
@@ -524,6 +531,7 @@ class HttpTarget:
         insufficient_scope_token: str | None = None,
         insecure: bool = False,
         ca_file: str | None = None,
+        auth: HttpAuth | None = None,
     ) -> None:
         from urllib.parse import urlsplit
 
@@ -542,6 +550,7 @@ class HttpTarget:
             if scheme.lower() == "bearer" and credentials.strip():
                 auth_token = credentials.strip()
         self.timeout = timeout
+        self.auth = auth
         self.description = url
         self.ssl_context: ssl.SSLContext | None = None
         if self.tls:
@@ -569,6 +578,38 @@ class HttpTarget:
             "why_unknown": why,
             **{name: token for name, token in tokens.items() if token is not None},
         }
+
+    async def authorize(self) -> None:
+        """With :attr:`auth`, for a server that answers a ``ping`` without a token with a challenge:
+        get a token (stored, or by the flow), send it on every request from now on, and declare the
+        server protected with it (``auth_token``). ``AuthorizationError`` when none can be had; an
+        unreachable server is left for the run to find."""
+        if self.auth is None:
+            return
+        from jsonrpc_mcp._client_options import authorize_upfront
+        from jsonrpc_mcp.transports.http._authz import is_challenge
+
+        connection = HttpConnection(self)
+        ping = {"jsonrpc": "2.0", "id": "jsonrpc-mcp-authorization-probe", "method": "ping"}
+
+        async def probe(authorization: str | None) -> tuple[int, str | None]:
+            headers = {k: v for k, v in connection.default_headers(ping).items() if k != "authorization"}
+            if authorization is not None:
+                headers["authorization"] = authorization
+            reply = await connection.exchange("POST", headers, orjson.dumps(ping), self.timeout)
+            return reply.status, reply.headers.get("www-authenticate")
+
+        try:
+            if not is_challenge(*await probe(None)):
+                return  # not protected: no token is sent, and the auth fixtures skip
+            value = await authorize_upfront(self.auth, self.url, probe) or ""
+        except (OSError, TimeoutError, EOFError, h11.ProtocolError):
+            return
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            self.headers["authorization"] = value
+            self.variables["auth_token"] = token.strip()
+            self.variables["why_unknown"].pop("auth_token", None)
 
     def endpoint(self, url: str | None = None) -> Endpoint:
         """The endpoint itself, or ``url`` resolved against it."""

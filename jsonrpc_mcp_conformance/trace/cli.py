@@ -6,11 +6,14 @@ Usage::
         -- CMD [ARGS...]
     jsonrpc-mcp trace --from RECORDING.jsonl --html PAGE
     jsonrpc-mcp trace --http --upstream URL [--host H] [--port N] [--out FILE] [--format text|jsonl]
+        [--header 'NAME: VALUE'] [--auth oauth ...]
+    jsonrpc-mcp trace --config FILE --server NAME [OPTIONS]   (a command entry: the tap; a url: the proxy)
     jsonrpc-mcp explain '<json>' [--revision R]
     jsonrpc-mcp conformance replay FILE stdio [--timeout S] -- CMD [ARGS...]
     jsonrpc-mcp conformance replay FILE http [--timeout S] URL
 
-``trace`` exits with CMD's status (127 if it could not start, 2 for a usage error); ``explain``
+``trace`` exits with CMD's status (127 if it could not start, 2 for a usage error; the proxy: 1 when
+it cannot listen, or cannot get the authorization ``--auth oauth`` asks for); ``explain``
 exits 0, or 2 for a usage error; ``replay`` exits 0 when every recorded answer agrees, 1 when one
 differs, 2 for a usage error or an unreadable recording, 3 when the server cannot be started.
 """
@@ -21,7 +24,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from jsonrpc_mcp._client_options import (
+    OptionsError,
+    ServerEntry,
+    add_config_options,
+    add_http_client_options,
+    oauth_from_options,
+    server_from_options,
+)
+
+if TYPE_CHECKING:
+    from jsonrpc_mcp.client.auth import OAuth
 
 __all__ = ["explain_command", "replay_command", "trace_command"]
 
@@ -64,7 +79,25 @@ def _trace_parser(prog: str) -> argparse.ArgumentParser:
         help="also redact this _meta key (repeatable)",
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]: the server to run")
+    add_config_options(parser)
+    add_http_client_options(parser)  # the proxy's own authorization at the upstream
     return parser
+
+
+_NEEDS_UPSTREAM = "--http needs --upstream http(s)://HOST:PORT/PATH"
+
+
+def _server(options: argparse.Namespace, command: list[str]) -> tuple[ServerEntry, OAuth | None]:
+    """The server to trace (an ``http`` one is proxied), and the proxy's OAuth client."""
+    if options.http and not options.upstream and options.config is None:
+        raise OptionsError(_NEEDS_UPSTREAM)
+    if options.config is not None and options.upstream:
+        raise OptionsError("name the server either with --config or with --upstream, not both")
+    positional = ([options.upstream] if options.upstream else []) if options.http else command
+    server = server_from_options(options, positional)
+    if options.http and not server.is_http:
+        raise OptionsError(_NEEDS_UPSTREAM if options.upstream else "--http needs a url entry in --config")
+    return server, oauth_from_options(options, server)
 
 
 def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> int:
@@ -76,12 +109,17 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
         command = command[1:]
     if options.recording is not None:
         return _render(prog, options.recording, options.html)
-    if options.http:
-        return _proxy(prog, options)
-    if not command:
+    if not command and not options.http and options.config is None:
         parser.print_usage(sys.stderr)
         print(f"{prog}: error: name the server command after --", file=sys.stderr)
         return 2
+    try:
+        server, auth = _server(options, command)
+    except OptionsError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    if server.url is not None:
+        return _proxy(prog, options, server, auth)
     if options.schema_dir is not None and not options.schema_dir.is_dir():
         print(f"{prog}: error: --schema-dir {options.schema_dir} is not a directory", file=sys.stderr)
         return 2
@@ -94,14 +132,15 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
         return 2
     sink = Sink(out, jsonl=options.format == "jsonl", full=options.full, keep=options.html is not None)
     try:
-        status = run_stdio_tap(command, sink, schema_dir=options.schema_dir)
+        env, cwd = server.process_env(), server.cwd
+        status = run_stdio_tap(server.argv, sink, schema_dir=options.schema_dir, env=env, cwd=cwd)
     finally:
         if out is not sys.stderr:
             out.close()
     if options.html is not None:
         from .html import to_html
 
-        title = "MCP trace: " + " ".join(command)
+        title = "MCP trace: " + " ".join(server.argv)
         try:
             options.html.write_text(to_html([f.to_json() for f in sink.kept], title), encoding="utf-8")
         except OSError as exc:
@@ -110,18 +149,19 @@ def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> in
     return status
 
 
-def _proxy(prog: str, options: argparse.Namespace) -> int:
+def _proxy(prog: str, options: argparse.Namespace, server: ServerEntry, auth: OAuth | None) -> int:
     """``trace --http --upstream URL``: serve the reverse proxy until interrupted."""
-    if not options.upstream or not options.upstream.startswith(("http://", "https://")):
-        print(f"{prog}: error: --http needs --upstream http(s)://HOST:PORT/PATH", file=sys.stderr)
-        return 2
     import socket
 
+    import anyio
     import uvicorn
+
+    from jsonrpc_mcp._client_options import authorization_failure, describe_authorization_error
 
     from .proxy import TraceProxy
     from .tap import Sink
 
+    assert server.url is not None
     try:
         probe = socket.create_server((options.host, options.port))
     except OSError as exc:
@@ -135,11 +175,25 @@ def _proxy(prog: str, options: argparse.Namespace) -> int:
     try:
         sink = Sink(out, jsonl=options.format == "jsonl", full=options.full)
         app = TraceProxy(
-            options.upstream, sink, schema_dir=options.schema_dir, redact_meta=options.redact_meta
+            server.url,
+            sink,
+            schema_dir=options.schema_dir,
+            redact_meta=options.redact_meta,
+            headers=server.headers,
+            auth=auth,
         )
-        print(
-            f"trace: http://{options.host}:{options.port} -> {options.upstream}", file=sys.stderr, flush=True
-        )
+        try:  # before any client comes: the browser step, if one is needed
+            if auth is not None:
+                anyio.run(app.authorize)
+        except OSError as exc:
+            print(f"trace: the upstream cannot be reached yet ({exc}): authorizing later", file=sys.stderr)
+        except Exception as exc:
+            failure = authorization_failure(exc)
+            if failure is None:
+                raise
+            print(f"{prog}: {describe_authorization_error(failure, server.url)}", file=sys.stderr)
+            return 1
+        print(f"trace: http://{options.host}:{options.port} -> {server.url}", file=sys.stderr, flush=True)
         config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on")
         uvicorn.Server(config).run()
     finally:

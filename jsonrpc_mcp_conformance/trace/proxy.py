@@ -18,6 +18,13 @@ are, so ``http://127.0.0.1:N/mcp`` reaches ``<upstream origin>/mcp``. For each H
 Annotations (:class:`~.tap.Sink`) never change what is forwarded. Redaction applies to what is
 written: ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie`` and common token
 fields are replaced by ``<redacted>``, and so are the ``_meta`` keys the user names.
+
+A protected upstream: the proxy can authorize itself there (``--header``, ``--auth oauth``), so that
+any client, one that cannot log in included, is traced through it. Those headers replace the
+client's of the same name; with ``auth``, the proxy's token replaces the client's ``Authorization``
+on every request but those for ``/.well-known/`` documents, and a challenge from the upstream runs
+the flow and sends the request once more (the body is held whole, so it can be). The client never
+sees the proxy's token, and an upstream 401 the proxy cannot answer is passed on as it came.
 """
 
 from __future__ import annotations
@@ -25,18 +32,22 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from jsonrpc_mcp.transports.http._authz import AuthorizationError, is_challenge
 from jsonrpc_mcp.transports.http._mcp_headers import decode_value
-from jsonrpc_mcp.transports.http._pool import HttpTransportError, Pool, split_url
+from jsonrpc_mcp.transports.http._pool import HttpTransportError, Pool, Response, split_url
 from jsonrpc_mcp.transports.sse import SseParser
 
 from .annotate import CLIENT, SERVER, Tracer
 from .tap import Sink
+
+if TYPE_CHECKING:
+    from jsonrpc_mcp.transports.http._authz import HttpAuth
 
 __all__ = ["TraceProxy", "redact"]
 
@@ -54,6 +65,7 @@ _HOP = {
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie"}
 _SECRET_FIELDS = {"access_token", "refresh_token", "id_token", "client_secret", "password", "token"}
 REDACTED = "<redacted>"
+_PROBE = b'{"jsonrpc":"2.0","id":"jsonrpc-mcp-authorization-probe","method":"ping"}'
 
 
 def redact(value: Any, meta_keys: Iterable[str] = ()) -> Any:
@@ -102,8 +114,17 @@ class TraceProxy:
         schema_dir: Path | None = None,
         redact_meta: Iterable[str] = (),
         connect_timeout: float = 10.0,
+        headers: Mapping[str, str] | None = None,
+        auth: HttpAuth | None = None,
     ) -> None:
-        self.origin, _ = split_url(upstream)
+        self.upstream = upstream
+        self.origin, self._path = split_url(upstream)
+        self.auth = auth
+        # the proxy's own headers, replacing the client's of the same names (see the module docstring)
+        self._headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()
+        ]
+        self._replaced = {name for name, _ in self._headers} | ({b"authorization"} if auth else set())
         self.sink = sink
         self.schema_dir = schema_dir
         # one tracer per conversation: per Mcp-Session-Id, and "" for requests of no session (the
@@ -174,12 +195,72 @@ class TraceProxy:
             line = json.dumps(redact(message, self.redact_meta), ensure_ascii=False)
         self.sink.write(self._tracer(session).feed(sender, line, self._now()))
 
+    async def authorize(self) -> None:
+        """With :attr:`auth`: authorization at the upstream before the first client comes (a person
+        may have a browser step to take). ``AuthorizationError`` when it cannot be had, ``OSError``
+        when the upstream cannot be reached."""
+        if self.auth is None:
+            return
+        from jsonrpc_mcp._client_options import authorize_upfront
+
+        pool = Pool(self.origin, None, 10.0, max_idle=1)  # this event loop's: closed before serving
+        sent = [(b"host", self.origin.host_header), (b"content-type", b"application/json")]
+        sent += [(b"accept", b"application/json, text/event-stream"), *self._headers]
+
+        async def probe(authorization: str | None) -> tuple[int, str | None]:
+            extra = [(b"authorization", authorization.encode("latin-1"))] if authorization else []
+            answer = await pool.request(
+                b"POST", self._path, [*sent, *extra], _PROBE, write_timeout=10.0, head_timeout=30.0
+            )
+            await answer.drain(10.0)
+            await answer.release()
+            return answer.status, answer.header("www-authenticate")
+
+        try:
+            await authorize_upfront(self.auth, self.upstream, probe)
+        finally:
+            await pool.aclose()
+
+    async def _request(
+        self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes, number: int
+    ) -> Response:
+        """The upstream's answer to the request, with the proxy's token when it has an auth object
+        (see the module docstring)."""
+        auth = self.auth if not target.startswith(b"/.well-known/") else None
+        for attempt in (1, 2):
+            sent = await auth.authorization(self.upstream) if auth is not None else None
+            response = await self._pool.request(
+                method,
+                target,
+                headers if sent is None else [*headers, (b"authorization", sent.encode("latin-1"))],
+                body if method != b"GET" else None,
+                write_timeout=30.0,
+                head_timeout=300.0,
+            )
+            challenge = response.header("www-authenticate")
+            if auth is None or attempt == 2 or not is_challenge(response.status, challenge):
+                if auth is not None and sent is not None and response.status < 400:
+                    auth.succeeded(self.upstream)
+                return response
+            try:
+                again = await auth.challenged(self.upstream, response.status, challenge, sent)
+            except AuthorizationError as exc:
+                note = f"#{number} the proxy could not get authorized upstream: {exc.message}"
+                self._note({"from": SERVER, "http": {"response": note}})
+                again = False
+            if not again:
+                return response
+            await response.drain(10.0)
+            await response.release()
+        raise AssertionError("unreachable")
+
     async def _forward(self, scope: dict[str, Any], body: bytes, send: Any) -> None:
         target = scope.get("raw_path") or scope["path"].encode()
         if scope.get("query_string"):
             target += b"?" + scope["query_string"]
-        headers = [(n, v) for n, v in scope["headers"] if n.lower() not in _HOP]
-        headers.append((b"host", self.origin.host_header))
+        dropped = _HOP | self._replaced
+        headers = [(n, v) for n, v in scope["headers"] if n.lower() not in dropped]
+        headers += [*self._headers, (b"host", self.origin.host_header)]
         method = scope["method"]
         self.exchanges += 1
         number = self.exchanges
@@ -194,14 +275,7 @@ class TraceProxy:
         if body.strip():
             self._annotate(session, CLIENT, body.decode("utf-8", "replace"))
         try:
-            response = await self._pool.request(
-                method.encode(),
-                target,
-                headers,
-                body if method != "GET" else None,
-                write_timeout=30.0,
-                head_timeout=300.0,
-            )
+            response = await self._request(method.encode(), target, headers, body, number)
         except (HttpTransportError, OSError) as exc:
             self._note(
                 {

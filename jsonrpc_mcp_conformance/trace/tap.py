@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -134,10 +134,25 @@ def _pump(source: IO[bytes], target: IO[bytes], sender: str, conversation: _Conv
                 target.close()
 
 
-def run_stdio_tap(command: Sequence[str], sink: Sink, *, schema_dir: Path | None = None) -> int:
-    """Run ``command`` behind the tap until it exits; its exit status (127: it could not start)."""
+def run_stdio_tap(
+    command: Sequence[str],
+    sink: Sink,
+    *,
+    schema_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> int:
+    """Run ``command`` (in ``env`` and ``cwd``, default ours) behind the tap until it exits; its
+    exit status (127: it could not start)."""
     try:
-        child = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        child = subprocess.Popen(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
     except OSError as exc:
         sink.out.write(f"trace: cannot start {command[0]!r}: {exc.strerror or exc}\n")
         sink.out.flush()

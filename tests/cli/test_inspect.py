@@ -161,7 +161,7 @@ def test_a_url_that_is_not_an_mcp_server(mode: str) -> None:
 def test_a_url_refusing_without_a_json_rpc_body_suggests_a_token() -> None:
     with _plain_http(401) as url:
         done = _inspect("--timeout", "5", "--mode", "legacy", url)
-    _fails(done, f"{url} refused the request: HTTP 401", "--header 'Authorization: Bearer ...'")
+    _fails(done, f"{url} refused the request: HTTP 401", "--auth oauth", "'Authorization: Bearer ...'")
 
 
 def test_a_command_that_exits() -> None:
@@ -211,7 +211,7 @@ async def test_a_protected_server_with_and_without_a_token(mode: str) -> None:
             allowed = await anyio.to_thread.run_sync(
                 _inspect, "--json", "--mode", mode, "--header", "Authorization: Bearer tok", url
             )
-    _fails(refused, f"{url} answered with an error: authentication required")
+    _fails(refused, f"{url} refused the request: HTTP 401: the server wants authorization", "--auth oauth")
     assert allowed.returncode == 0, allowed.stderr
     assert [tool["name"] for tool in orjson.loads(allowed.stdout)["tools"]] == ["secret"]
 

@@ -1,5 +1,9 @@
 """A tiny authorization server for the auth tests, on 127.0.0.1 in a thread of its own: a JWKS at
-``/jwks`` and an RFC 7662 introspection endpoint at ``/introspect``, with the test's own keys.
+``/jwks`` and an RFC 7662 introspection endpoint at ``/introspect``, with the test's own keys; for
+OAuth clients, its RFC 8414 metadata and a ``/token`` endpoint granting ``client_credentials`` to one
+client authenticated with ``client_secret_basic`` (JWTs signed with the first published key, for
+the ``resource`` and ``scope`` asked for). The metadata names an authorization endpoint (PKCE S256)
+that is not served: a test that starts the authorization code flow plays the user itself.
 
 Its own thread and event loop, so that a ``serve --http`` subprocess and an in-process app alike
 can fetch from it while the test itself waits. It can be made to fail (``jwks_status``) or to
@@ -17,7 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_plus
 
 import jwt
 import orjson
@@ -62,6 +66,8 @@ class Issuer:
     introspections: int = 0
     client: tuple[str, str] = ("mcp-server", "s3cret")
     tokens: dict[str, dict[str, Any]] = field(default_factory=dict)  # token -> introspection answer
+    token_client: tuple[str, str] = ("cli-app", "cli-app-s3cret")  # the client_credentials client
+    token_requests: int = 0
 
     @property
     def jwks_url(self) -> str:
@@ -70,6 +76,57 @@ class Issuer:
     @property
     def introspection_url(self) -> str:
         return self.url + "/introspect"
+
+    @property
+    def token_url(self) -> str:
+        return self.url + "/token"
+
+    def metadata(self) -> dict[str, Any]:
+        """The RFC 8414 authorization server metadata."""
+        return {
+            "issuer": self.url,
+            "token_endpoint": self.token_url,
+            "jwks_uri": self.jwks_url,
+            "introspection_endpoint": self.introspection_url,
+            "authorization_endpoint": self.url + "/authorize",
+            "code_challenge_methods_supported": ["S256"],
+            "grant_types_supported": ["authorization_code", "client_credentials"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+            "response_types_supported": ["code"],
+        }
+
+    def _token(self, scope: dict[str, Any], body: bytes) -> tuple[int, Any]:
+        """``client_credentials`` for :attr:`token_client` (HTTP Basic, RFC 6749 §2.3.1)."""
+        self.token_requests += 1
+        scheme, _, credentials = dict(scope["headers"]).get(b"authorization", b"").decode().partition(" ")
+        try:
+            pair = base64.b64decode(credentials, validate=True).decode()
+        except ValueError:
+            pair = ""
+        client_id, _, secret = pair.partition(":")
+        if scheme.lower() != "basic" or (unquote_plus(client_id), unquote_plus(secret)) != self.token_client:
+            return 401, {"error": "invalid_client", "error_description": "client authentication failed"}
+        form = dict(parse_qsl(body.decode()))
+        if form.get("grant_type") != "client_credentials":
+            return 400, {"error": "unsupported_grant_type"}
+        if not form.get("resource"):
+            return 400, {"error": "invalid_target", "error_description": "no resource"}
+        now = int(time.time())
+        client = self.token_client[0]
+        claims: dict[str, Any] = {
+            "iss": self.url,
+            "aud": form["resource"],
+            "sub": client,
+            "client_id": client,
+        }
+        claims.update(iat=now, exp=now + 300, scope=form.get("scope", ""))
+        token = self.published[0].sign(claims)
+        return 200, {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": 300,
+            "scope": claims["scope"],
+        }
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -98,6 +155,10 @@ class Issuer:
                 return 401, {"error": "invalid_client"}
             form = dict(parse_qsl(body.decode()))
             return 200, self.tokens.get(form.get("token", ""), {"active": False})
+        if scope["path"] == "/.well-known/oauth-authorization-server" and scope["method"] == "GET":
+            return 200, self.metadata()
+        if scope["path"] == "/token" and scope["method"] == "POST":
+            return self._token(scope, body)
         return 404, {"error": "not found"}
 
 
