@@ -15,44 +15,43 @@ nothing but protocol reaches stdout; what the bridge has to say goes to stderr.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_upstream_options", "oauth", "parse_headers", "run_bridge", "upstream_args"]
+__all__ = ["add_upstream_options", "run_bridge", "upstream_args"]
 
 PROG = "jsonrpc-mcp bridge"
 
 
 def add_upstream_options(parser: argparse.ArgumentParser) -> None:
-    """The options of the upstream connection (``bridge``, and the bridge entries ``install`` writes)."""
+    """The options of the upstream connection (``bridge``, and the bridge entries ``install`` writes):
+    ``--upstream-mode``, and the headers and ``--auth oauth`` options every HTTP client command
+    takes (:mod:`jsonrpc_mcp._client_options`)."""
+    from ._client_options import add_http_client_options
     from .revisions import MODERN_REVISIONS
 
-    group = parser.add_argument_group("the upstream server")
-    add = group.add_argument
-    add(
+    parser.add_argument(
         "--upstream-mode",
         choices=("auto", "legacy", *(r.version for r in MODERN_REVISIONS)),
         default="auto",
         help="how to connect upstream: auto (server/discover, falling back to initialize; the"
         " default), the handshake (legacy), or the stateless 2026-07-28 revision",
     )
-    add("--header", action="append", default=[], metavar="'NAME: VALUE'", help="an HTTP header (repeatable)")
-    add("--auth", choices=("oauth",), help="authorize with OAuth (see docs/auth.md)")
-    add("--client-id", metavar="ID", help="OAuth: a pre-registered client id")
-    add("--client-secret-file", metavar="PATH", help="OAuth: the file holding its secret")
-    add("--scope", metavar="SCOPES", help="OAuth: the scopes to ask for (space-separated)")
-    add("--client-metadata-url", metavar="URL", help="OAuth: a Client ID Metadata Document URL")
-    add(
-        "--grant",
-        choices=("authorization_code", "client_credentials"),
-        default="authorization_code",
-        help="OAuth: the grant (client_credentials: machine to machine, no browser)",
-    )
+    add_http_client_options(parser)
 
 
-_OAUTH_OPTIONS = ("client_id", "client_secret_file", "scope", "client_metadata_url")
+# the options given on the command line that a bridge entry in a config repeats (dest, option)
+_REPEATED = (
+    ("client_id", "--client-id"),
+    ("client_secret_file", "--client-secret-file"),
+    ("private_key_file", "--private-key-file"),
+    ("scope", "--scope"),
+    ("client_metadata_url", "--client-metadata-url"),
+    ("grant", "--grant"),
+    ("token_file", "--token-file"),
+)
 
 
 def upstream_args(options: argparse.Namespace) -> list[str]:
@@ -64,47 +63,11 @@ def upstream_args(options: argparse.Namespace) -> list[str]:
         args += ["--header", header]
     if options.auth:
         args += ["--auth", options.auth]
-    for name in _OAUTH_OPTIONS:
-        value = getattr(options, name)
+    for name, option in _REPEATED:
+        value = getattr(options, name, None)
         if value is not None:
-            args += [f"--{name.replace('_', '-')}", value]
-    if options.grant != "authorization_code":
-        args += ["--grant", options.grant]
+            args += [option, value]
     return args
-
-
-def parse_headers(given: list[str]) -> dict[str, str]:
-    """``NAME: VALUE`` (or ``NAME:VALUE``) strings to a mapping; ValueError names a malformed one."""
-    headers: dict[str, str] = {}
-    for item in given:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
-            raise ValueError(f"--header {item!r}: expected 'NAME: VALUE'")
-        headers[name.strip()] = value.strip()
-    return headers
-
-
-def oauth(options: argparse.Namespace) -> Any:
-    """The :class:`jsonrpc_mcp.client.auth.OAuth` the options describe: tokens kept in the user's
-    token file, the browser opened for the user (its step prints nothing; what the bridge says
-    goes to stderr). ValueError for an inconsistent set of options."""
-    from .client.auth import FileTokenStorage, LoopbackBrowser, OAuth
-
-    secret = None
-    if options.client_secret_file:
-        with open(options.client_secret_file, encoding="utf-8") as handle:
-            secret = handle.read().strip()
-    if options.grant == "client_credentials" and not (options.client_id and secret):
-        raise ValueError("--grant client_credentials needs --client-id and --client-secret-file")
-    return OAuth(
-        client_id=options.client_id,
-        client_secret=secret,
-        scope=options.scope,
-        client_metadata_url=options.client_metadata_url,
-        grant=options.grant,
-        storage=FileTokenStorage(),
-        agent=LoopbackBrowser(),
-    )
 
 
 def _fail(message: str, status: int) -> int:
@@ -129,20 +92,19 @@ def run_bridge(options: argparse.Namespace) -> int:
         target = target[1:]
     if not target:
         return _fail("give the upstream server: an http(s):// URL, or a command after --", 2)
-    is_url = len(target) == 1 and target[0].startswith(("http://", "https://"))
-    if not is_url and (options.header or options.auth):
-        return _fail("--header and --auth are for an http(s):// upstream", 2)
-    if any(getattr(options, name) for name in _OAUTH_OPTIONS) and options.auth != "oauth":
-        return _fail("--client-id, --scope, ... go with --auth oauth", 2)
     if options.http and (options.workers != 1 or options.redis):
         return _fail("--workers and --redis are not for a bridge (it holds one upstream connection)", 2)
     if not options.http and any(k.startswith("auth_") and v for k, v in vars(options).items()):
         return _fail("--auth-* options need --http (stdio has no bearer tokens)", 2)
+    from ._client_options import OptionsError, oauth_from_options, server_from_options
+
     try:
-        headers = parse_headers(options.header)
-        auth = oauth(options) if options.auth == "oauth" else None
-    except (ValueError, OSError, ImportError) as exc:
+        upstream = server_from_options(options, target)
+        auth = oauth_from_options(options, upstream)
+    except OptionsError as exc:
         return _fail(str(exc), 2)
+    is_url = upstream.url is not None
+    headers = upstream.headers
     from .proxy import Proxy
 
     if is_url:

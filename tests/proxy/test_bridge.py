@@ -265,9 +265,10 @@ def _bridge(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (("--header", "X-A: 1", "--", "python", "server.py"), "for an http(s):// upstream"),
-        (("http://127.0.0.1:9/mcp", "--header", "no colon"), "expected 'NAME: VALUE'"),
-        (("http://127.0.0.1:9/mcp", "--scope", "read"), "go with --auth oauth"),
+        (("--header", "X-A: 1", "--", "python", "server.py"), "--header needs an http(s):// URL"),
+        (("--auth", "oauth", "--", "python", "server.py"), "--auth needs an http(s):// server"),
+        (("http://127.0.0.1:9/mcp", "--header", "no colon"), "expected 'Name: value'"),
+        (("http://127.0.0.1:9/mcp", "--scope", "read"), "--scope needs --auth oauth"),
         (("--http", "--workers", "2", "--", "python", "server.py"), "--workers"),
         (("http://127.0.0.1:9/mcp", "--auth-issuer", "http://i"), "need --http"),
     ],
