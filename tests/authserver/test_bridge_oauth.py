@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -150,3 +151,26 @@ def _visits(log: Path) -> list[str]:
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_call_with_oauth_runs_the_whole_flow_in_the_browser(
+    protected: ProtectedServer, desktop: tuple[dict[str, str], Path], tmp_path: Path
+) -> None:
+    env, visits = desktop
+    before = _visits(visits)
+    env = {**env, "JSONRPC_MCP_TOKENS": str(tmp_path / "tokens.json")}  # no token yet: the browser
+    command = jsonrpc_mcp("call", "--auth", "oauth", protected.url, "--tool", "test_simple_text")
+    done = subprocess.run(
+        command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=START_TIMEOUT + CALL_TIMEOUT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "This is a simple text response for testing." in done.stdout
+    assert len(_visits(visits)) == len(before) + 1
+    assert "eyJ" not in done.stdout + done.stderr  # the token is never shown
+    again = subprocess.run(
+        command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=START_TIMEOUT + CALL_TIMEOUT,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert len(_visits(visits)) == len(before) + 1  # the second run used the stored token
