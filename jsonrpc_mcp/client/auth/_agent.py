@@ -213,7 +213,11 @@ class LoopbackBrowser:
             text = b"Authorization received." if done else b"Not found."
             body = _PAGE % text
             status = 200 if done else 404
-            headers = [("content-type", "text/html; charset=utf-8"), ("content-length", str(len(body)))]
+            headers = [
+                ("content-type", "text/html; charset=utf-8"),
+                ("content-length", str(len(body))),
+                ("connection", "close"),  # one request per connection: the listener closes it
+            ]
             out = machine.send(h11.Response(status_code=status, headers=headers))
             out = (
                 (out or b"")

@@ -31,8 +31,9 @@ the new token, otherwise the request fails with :class:`AuthorizationError`.
 6. The tokens are stored (:mod:`._storage`) under the server and the issuer, and used only for
    that server.
 
-Loops are bounded: a request is retried at most twice (a 401, then one step-up), and step-ups that
-still end in 403 stop after ``max_step_ups`` until a request succeeds.
+Loops are bounded: a request is retried at most twice (a 401, then one step-up), and authorizations
+(or step-ups) that still end in 401 (or 403) stop after ``max_step_ups`` in a row until a request
+succeeds: a server that refuses every token does not send the user to the browser again and again.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class _Server:
     client: dict[str, Any] = field(default_factory=dict)
     tokens: dict[str, Any] = field(default_factory=dict)
     scope: str | None = None  # what was asked for last
-    failed_step_ups: int = 0
+    failed_step_ups: int = 0  # step-ups (403) and authorizations (401) in a row that did not help
+    failed_authorizations: int = 0
     default_endpoints: bool = False  # 2025-03-26: no metadata was found, the default endpoints are used
 
     @property
@@ -213,6 +215,12 @@ class OAuth:
                 and await self._same_issuer(server, challenge)
             ) and await self._refresh(server):
                 return True
+            if server.failed_authorizations >= self.max_step_ups:
+                logger.warning(
+                    "not authorizing again: %d authorizations were refused", server.failed_authorizations
+                )
+                return False
+            server.failed_authorizations += 1
             await self._authorize(server, challenge, step_up=False)
             return True
 
@@ -220,7 +228,7 @@ class OAuth:
         """A request with a token went through: step-ups may be tried again later."""
         server = self._servers.get(canonical_resource(url))
         if server is not None:
-            server.failed_step_ups = 0
+            server.failed_step_ups = server.failed_authorizations = 0
 
     # -- storage ------------------------------------------------------------------------------
     @staticmethod

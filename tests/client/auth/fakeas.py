@@ -47,6 +47,7 @@ class FakeAS:
     refresh: bool = True
     token_scopes: str | None = None  # what tokens are granted (default: what was asked)
     deny_authorization: str | None = None  # an error code the authorization endpoint answers
+    origin_audience: bool = False  # issue tokens for another resource than the one asked for
     seen: list[Seen] = field(default_factory=list)
     codes: dict[str, dict[str, str]] = field(default_factory=dict)
     clients: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -147,7 +148,7 @@ class FakeAS:
         now = int(time.time())
         claims = {
             "iss": self.issuer,
-            "aud": form.get("resource"),
+            "aud": "https://elsewhere.example/mcp" if self.origin_audience else form.get("resource"),
             "sub": "alice",
             "scope": granted,
             "iat": now,

@@ -30,29 +30,28 @@ def anyio_backend() -> str:
 
 async def test_the_loopback_listener_takes_the_redirect() -> None:
     opened: list[str] = []
+    pages: list[httpx.Response] = []
 
-    def browser(url: str) -> bool:  # a "browser" that the authorization server sends straight back
+    def browser(url: str) -> bool:  # a "browser" whose authorization server sends it straight back
         opened.append(url)
+        with httpx.Client(timeout=STEP) as http:
+            pages.append(http.get(redirect.replace("/callback", "/favicon.ico")))
+            pages.append(http.get(redirect + "?code=abc&state=xyz"))
         return True
 
     agent = LoopbackBrowser(open=browser, timeout=STEP)
     redirect = agent.redirect_uri
     assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
-    async with anyio.create_task_group() as tg:
-
-        async def visit() -> None:
-            async with httpx.AsyncClient(timeout=STEP) as http:
-                stray = await http.get(redirect.replace("/callback", "/favicon.ico"))
-                assert stray.status_code == 404
-                page = await http.get(redirect + "?code=abc&state=xyz")
-                assert page.status_code == 200 and "close this window" in page.text
-
-        tg.start_soon(visit)
-        with anyio.fail_after(STEP):
-            back = await agent.authorize("https://as.example/authorize?x=1")
+    with anyio.fail_after(STEP):
+        back = await agent.authorize("https://as.example/authorize?x=1")
     assert opened == ["https://as.example/authorize?x=1"]
     assert back == redirect + "?code=abc&state=xyz"
     assert agent.redirect_uri == redirect  # the same port for a later authorization
+    with anyio.fail_after(STEP):  # (the browser thread reads the page after the listener answered)
+        while len(pages) < 2:
+            await anyio.sleep(0.01)
+    assert pages[0].status_code == 404
+    assert pages[1].status_code == 200 and "close this window" in pages[1].text
 
 
 async def test_when_no_browser_opens_the_url_is_shown_and_the_wait_is_bounded() -> None:

@@ -219,3 +219,21 @@ async def test_client_credentials_with_a_secret(site: tuple[McpHttpApp, str, Fak
 
 def test_the_repr_shows_no_secret() -> None:
     assert "s3cret" not in repr(OAuth(grant="client_credentials", client_id="robot", client_secret="s3cret"))
+
+
+async def test_a_server_that_refuses_every_token_is_not_authorized_again_and_again(
+    site: tuple[McpHttpApp, str, FakeAS],
+) -> None:
+    _, url, fake = site
+    fake.origin_audience = True  # tokens for another resource: the server refuses each one
+    agent = fake.agent()
+    auth = _oauth(fake, agent=agent, max_step_ups=2)
+    for attempt in range(6):
+        with pytest.raises(AuthorizationError) as caught:
+            async with Client.http(url, auth=auth) as client:
+                await client.list_tools()
+        assert caught.value.status == 401
+        if attempt == 3:
+            settled = len(agent.visits)
+    assert 1 <= settled <= 2  # at most max_step_ups authorizations in a row...
+    assert len(agent.visits) == settled  # ...and none more, however often the application retries
