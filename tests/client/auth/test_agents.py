@@ -3,6 +3,7 @@ and the headless follower chases redirects (keeping cookies) until the redirect 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,12 +32,14 @@ def anyio_backend() -> str:
 async def test_the_loopback_listener_takes_the_redirect() -> None:
     opened: list[str] = []
     pages: list[httpx.Response] = []
+    browsed = threading.Event()
 
     def browser(url: str) -> bool:  # a "browser" whose authorization server sends it straight back
         opened.append(url)
         with httpx.Client(timeout=STEP) as http:
             pages.append(http.get(redirect.replace("/callback", "/favicon.ico")))
             pages.append(http.get(redirect + "?code=abc&state=xyz"))
+        browsed.set()
         return True
 
     agent = LoopbackBrowser(open=browser, timeout=STEP)
@@ -47,9 +50,8 @@ async def test_the_loopback_listener_takes_the_redirect() -> None:
     assert opened == ["https://as.example/authorize?x=1"]
     assert back == redirect + "?code=abc&state=xyz"
     assert agent.redirect_uri == redirect  # the same port for a later authorization
-    with anyio.fail_after(STEP):  # (the browser thread reads the page after the listener answered)
-        while len(pages) < 2:
-            await anyio.sleep(0.01)
+    # (the browser thread reads the page after the listener answered)
+    assert await anyio.to_thread.run_sync(browsed.wait, STEP)
     assert pages[0].status_code == 404
     assert pages[1].status_code == 200 and "close this window" in pages[1].text
 
