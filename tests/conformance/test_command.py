@@ -59,7 +59,7 @@ def test_the_list_of_commands_shows_the_registered_one(capsys: pytest.CaptureFix
         main(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    assert "{serve,call,inspect,install,conformance,explain,trace}" in out
+    assert "{serve,call,inspect,bridge,install,conformance,explain,trace}" in out
     assert "check an MCP server against the spec fixtures" in out
     assert "Run a stdio MCP server behind a tap" in out and "Explain one JSON-RPC message" in out
 
@@ -81,7 +81,7 @@ def test_without_the_entry_point_the_list_of_commands_has_the_built_in_ones(
 ) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
-    assert "{serve,call,inspect,install}" in capsys.readouterr().out
+    assert "{serve,call,inspect,bridge,install}" in capsys.readouterr().out
 
 
 def test_a_broken_entry_point_is_a_usage_error_without_traceback(
