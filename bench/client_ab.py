@@ -6,8 +6,9 @@ One server (``bench/servers/echo.py`` under ``serve --http``, from this checkout
 port; then, alternately, a client process importing jsonrpc_mcp from this checkout ("new") and one
 importing it from ``git archive REF`` ("base", default the main before the OAuth client), each
 making ``--calls`` sequential ``tools/call`` requests through ``Client.http`` with no ``auth``.
-Reported: calls per second of each round, the medians, and new/base (1.00 = no change). The
-server is the same process for both, so only the client's cost differs.
+Reported: calls per second and the client process's CPU time per call (less sensitive to a busy
+machine than wall time) of each round, their medians, and new/base (1.00 = no change). The server
+is the same process for both, so only the client's cost differs.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ async def main(url: str, calls: int, mode: str) -> None:
     async with Client.http(url, mode=mode) as client:
         for _ in range(50):  # warm-up
             await client.call_tool("echo", {"message": "hi"})
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(calls):
             await client.call_tool("echo", {"message": "hi"})
-        print(calls / (time.perf_counter() - start))
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        print(calls / wall, cpu / calls * 1e6)
 
 anyio.run(main, sys.argv[1], int(sys.argv[2]), sys.argv[3])
 """
@@ -69,7 +71,7 @@ def _wait_for(port: int, server: subprocess.Popen[bytes], timeout: float = 30.0)
     raise SystemExit("the benchmark server did not start")
 
 
-def _round(code_dir: Path, url: str, calls: int, mode: str) -> float:
+def _round(code_dir: Path, url: str, calls: int, mode: str) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(code_dir)}
     done = subprocess.run(
         [sys.executable, "-c", CLIENT, url, str(calls), mode],
@@ -81,7 +83,8 @@ def _round(code_dir: Path, url: str, calls: int, mode: str) -> float:
     )
     if done.returncode != 0:
         raise SystemExit(f"a client round failed:\n{done.stderr}")
-    return float(done.stdout.strip())
+    rate, cpu = done.stdout.split()
+    return float(rate), float(cpu)
 
 
 def main() -> int:
@@ -114,17 +117,23 @@ def main() -> int:
         url = f"http://127.0.0.1:{port}/mcp"
         with tempfile.TemporaryDirectory() as tmp:
             base_dir = _export(args.base, Path(tmp))
-            new: list[float] = []
-            base: list[float] = []
+            new: list[tuple[float, float]] = []
+            base: list[tuple[float, float]] = []
             for number in range(1, args.rounds + 1):  # interleaved, so drift hits both alike
                 base.append(_round(base_dir, url, args.calls, args.mode))
                 new.append(_round(REPO, url, args.calls, args.mode))
-                print(f"round {number}: base {base[-1]:,.0f} calls/s, new {new[-1]:,.0f} calls/s", flush=True)
-        ratio = statistics.median(new) / statistics.median(base)
+                print(
+                    f"round {number}: base {base[-1][0]:,.0f} calls/s ({base[-1][1]:.0f} µs CPU a call), "
+                    f"new {new[-1][0]:,.0f} calls/s ({new[-1][1]:.0f} µs)",
+                    flush=True,
+                )
+        rate = [statistics.median(r for r, _ in runs) for runs in (base, new)]
+        cpu = [statistics.median(c for _, c in runs) for runs in (base, new)]
         print(
-            f"client, {args.mode}, sequential tools/call over HTTP, no auth: "
-            f"base ({args.base}) {statistics.median(base):,.0f} calls/s, new {statistics.median(new):,.0f} "
-            f"calls/s, new/base {ratio:.3f}"
+            f"client, {args.mode}, sequential tools/call over HTTP, no auth: base ({args.base}) "
+            f"{rate[0]:,.0f} calls/s and {cpu[0]:.1f} µs of client CPU a call, new {rate[1]:,.0f} calls/s "
+            f"and {cpu[1]:.1f} µs; new/base: calls/s {rate[1] / rate[0]:.3f}, "
+            f"CPU a call {cpu[1] / cpu[0]:.3f}"
         )
     finally:
         server.terminate()
