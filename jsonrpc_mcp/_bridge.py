@@ -42,18 +42,6 @@ def add_upstream_options(parser: argparse.ArgumentParser) -> None:
     add_http_client_options(parser)
 
 
-# the options given on the command line that a bridge entry in a config repeats (dest, option)
-_REPEATED = (
-    ("client_id", "--client-id"),
-    ("client_secret_file", "--client-secret-file"),
-    ("private_key_file", "--private-key-file"),
-    ("scope", "--scope"),
-    ("client_metadata_url", "--client-metadata-url"),
-    ("grant", "--grant"),
-    ("token_file", "--token-file"),
-)
-
-
 def upstream_args(options: argparse.Namespace) -> list[str]:
     """The command-line form of the upstream options given (for a bridge entry in a config)."""
     args: list[str] = []
@@ -63,7 +51,9 @@ def upstream_args(options: argparse.Namespace) -> list[str]:
         args += ["--header", header]
     if options.auth:
         args += ["--auth", options.auth]
-    for name, option in _REPEATED:
+    from ._client_options import OAUTH_OPTIONS
+
+    for name, option in OAUTH_OPTIONS:
         value = getattr(options, name, None)
         if value is not None:
             args += [option, value]

@@ -42,13 +42,14 @@ __all__ = [
     "oauth_from_options",
     "parse_headers",
     "server_from_options",
+    "OAUTH_OPTIONS",
     "show_authorization_url",
     "wants_hint",
 ]
 
 GRANTS = ("authorization_code", "client_credentials")
 # the options that mean something only with --auth oauth, as (attribute, option)
-_OAUTH_ONLY = (
+OAUTH_OPTIONS = (
     ("client_id", "--client-id"),
     ("client_secret_file", "--client-secret-file"),
     ("private_key_file", "--private-key-file"),
@@ -219,7 +220,7 @@ def check_client_options(
 ) -> None:
     """:class:`OptionsError` when the authorization options cannot work together, or with a server
     that is not reached over HTTP (``http`` False); ``headers`` are those the requests will carry."""
-    given = [option for attr, option in _OAUTH_ONLY if getattr(args, attr, None) is not None]
+    given = [option for attr, option in OAUTH_OPTIONS if getattr(args, attr, None) is not None]
     if getattr(args, "auth", None) is None:
         if given:
             raise OptionsError(f"{given[0]} needs --auth oauth")

@@ -201,28 +201,28 @@ class OAuth:
             if status == 403:
                 if challenge.error != "insufficient_scope":
                     return False
-                if server.failed_step_ups >= self.max_step_ups:
-                    logger.warning(
-                        "not asking for more scopes again: %d step-ups did not help", server.failed_step_ups
-                    )
-                    return False
-                server.failed_step_ups += 1
-                await self._authorize(server, challenge, step_up=True)
-                return True
+                return await self._authorize_bounded(server, challenge, step_up=True)
             if (
                 sent is not None
                 and server.tokens.get("refresh_token")
                 and await self._same_issuer(server, challenge)
             ) and await self._refresh(server):
                 return True
-            if server.failed_authorizations >= self.max_step_ups:
-                logger.warning(
-                    "not authorizing again: %d authorizations were refused", server.failed_authorizations
-                )
-                return False
+            return await self._authorize_bounded(server, challenge, step_up=False)
+
+    async def _authorize_bounded(self, server: _Server, challenge: Challenge, *, step_up: bool) -> bool:
+        """Authorize again, unless ``max_step_ups`` of the same kind in a row have not helped."""
+        failed = server.failed_step_ups if step_up else server.failed_authorizations
+        if failed >= self.max_step_ups:
+            what = "step-ups" if step_up else "authorizations"
+            logger.warning("not authorizing again: %d %s in a row did not help", failed, what)
+            return False
+        if step_up:
+            server.failed_step_ups += 1
+        else:
             server.failed_authorizations += 1
-            await self._authorize(server, challenge, step_up=False)
-            return True
+        await self._authorize(server, challenge, step_up=step_up)
+        return True
 
     def succeeded(self, url: str) -> None:
         """A request with a token went through: step-ups may be tried again later."""
