@@ -25,6 +25,7 @@ import h11
 import orjson
 
 from jsonrpc_mcp import wire
+from jsonrpc_mcp.revisions import get_revision
 
 from .targets import Connection
 
@@ -35,7 +36,13 @@ __all__ = ["HttpConnection", "HttpReply", "HttpTarget", "parse_bearer_challenge"
 
 ACCEPT_BOTH = f"{wire.JSON_MEDIA}, {wire.EVENT_STREAM_MEDIA}"
 _META_VERSION = wire.PROTOCOL_VERSION
-_FIRST_VERSION_HEADER = "2025-06-18"  # the first revision whose clients send MCP-Protocol-Version
+
+
+def _sends_version_header(version: str) -> bool:
+    """Whether a client of this revision sends MCP-Protocol-Version after the handshake: its
+    revision's rule (2025-06-18 on); a revision we do not know is taken to be a later one."""
+    revision = get_revision(version)
+    return revision is None or revision.has_protocol_version_header
 
 
 def _redacted(head: str) -> str:
@@ -297,7 +304,7 @@ class HttpConnection:
         if self.session_id is not None:
             headers[wire.SESSION_HEADER] = self.session_id
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
-        if self.protocol_version and self.protocol_version >= _FIRST_VERSION_HEADER and not is_initialize:
+        if self.protocol_version and not is_initialize and _sends_version_header(self.protocol_version):
             headers[wire.VERSION_HEADER] = self.protocol_version
         params = message.get("params") if isinstance(message, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None

@@ -31,6 +31,7 @@ from typing import Any
 
 from .. import wire
 from ..jsonrpc.messages import Notification, Request
+from ..revisions import Revision
 from ..server._registry import Tool
 from ..transports.http._mcp_headers import NAMED_BY, decode_value, header_matches, header_parameters, value_at
 
@@ -148,19 +149,25 @@ def _compare(header: str, raw: bytes | None, expected: str) -> str | None:
     return None
 
 
-def check_request(request: Request, version: str, headers: dict[str, bytes], tool: Tool | None) -> str | None:
+def check_request(
+    request: Request, version: str, headers: dict[str, bytes], tool: Tool | None, revision: Revision
+) -> str | None:
     """Why a modern request's headers do not agree with its body (-32020), or None when they do.
 
     ``version`` is the envelope's protocol version; ``tool`` the called tool (``tools/call`` of a
-    registered tool), for its ``x-mcp-header`` parameters.
+    registered tool), for its ``x-mcp-header`` parameters; ``revision`` says which headers its
+    requests carry (``has_protocol_version_header``, ``has_routing_headers``).
     """
     # a pair of values already seen to match as plain text is decided by one look-up (no call)
     method = request.method
-    raw = headers.get(VERSION)
-    if raw is None or (raw, version) not in _PLAIN:
-        problem = _compare("MCP-Protocol-Version", raw, version)
-        if problem is not None:
-            return problem
+    if revision.has_protocol_version_header:
+        raw = headers.get(VERSION)
+        if raw is None or (raw, version) not in _PLAIN:
+            problem = _compare("MCP-Protocol-Version", raw, version)
+            if problem is not None:
+                return problem
+    if not revision.has_routing_headers:
+        return None
     raw = headers.get(MCP_METHOD)
     if raw is None or (raw, method) not in _PLAIN:
         problem = _compare("Mcp-Method", raw, method)
@@ -184,10 +191,13 @@ def check_request(request: Request, version: str, headers: dict[str, bytes], too
     return None
 
 
-def check_notification(notification: Notification, headers: dict[str, bytes]) -> str | None:
-    """A notification's headers: only those present are checked (the revision requires none)."""
+def check_notification(
+    notification: Notification, headers: dict[str, bytes], revision: Revision
+) -> str | None:
+    """A notification's headers: only those present are checked (the revision requires none), and
+    only in a revision with routing headers."""
     raw = headers.get(MCP_METHOD)
-    if raw is not None:
+    if raw is not None and revision.has_routing_headers:
         return _compare("Mcp-Method", raw, notification.method)
     return None
 

@@ -63,6 +63,8 @@ class _AppState:
     _shutting_down: anyio.Event
     _supported: dict[str, Revision]
     _supported_raw: dict[bytes, Revision]  # by the raw MCP-Protocol-Version value
+    _assumed: Revision  # what a handshake-era request without MCP-Protocol-Version speaks
+    _latest_modern: Revision | None  # the latest stateless revision served
 
     def new_event_store(self, session_id: str) -> EventStore:
         """The event store of a new session: in Redis when the app has one, else the factory's."""

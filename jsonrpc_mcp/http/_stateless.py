@@ -45,7 +45,6 @@ from ..server._router import wire_error
 from ..server._stateless import read_envelope
 from ..transports.sse import KEEPALIVE
 from ..wire import (
-    HEADER_MISMATCH,
     LISTEN,
     PROTOCOL_VERSION,
     TOOLS_CALL,
@@ -134,6 +133,20 @@ class _ModernCall:
         self.channel.on_open = None
 
 
+def _repeated(revision: Revision, repeated: str | None) -> str | None:
+    """A routing header sent twice, when the revision has header rules (readers taking the first or
+    the last copy would disagree)."""
+    if repeated is None or not (revision.has_protocol_version_header or revision.has_routing_headers):
+        return None
+    return f"Header mismatch: {repeated} appears more than once"
+
+
+def _mismatch_code(revision: Revision) -> int:
+    """The code of a header mismatch in this revision (2026-07-28: -32020)."""
+    code = revision.header_mismatch_code
+    return INVALID_REQUEST if code is None else code
+
+
 class _StatelessHttp(_AppState):
     """The stateless-revision POST part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`."""
 
@@ -178,19 +191,12 @@ class _StatelessHttp(_AppState):
             )
             return
         headers, repeated = mcp_headers(scope["headers"], _headers(scope))
-        rid = message.id if type(message) is Request else None
-        if repeated is not None:
-            await _reject(
-                send,
-                400,
-                rid,
-                JsonRpcError(f"Header mismatch: {repeated} appears more than once", code=HEADER_MISMATCH),
-            )
-            return
         if type(message) is Notification:
-            problem = check_notification(message, headers)
+            rules = self._latest_modern  # (a notification names no revision the headers answer to)
+            assert rules is not None
+            problem = _repeated(rules, repeated) or check_notification(message, headers, rules)
             if problem is not None:
-                await _reject(send, 400, None, JsonRpcError(problem, code=HEADER_MISMATCH))
+                await _reject(send, 400, None, JsonRpcError(problem, code=_mismatch_code(rules)))
             else:
                 await _respond(send, 202)  # no client notification means anything here (no sessions)
             return
@@ -198,16 +204,28 @@ class _StatelessHttp(_AppState):
         request: Request = message
         envelope = read_envelope(request)  # (the one reading of the envelope, shared with stdio)
         if isinstance(envelope, str):
-            await _reject(send, 400, rid, InvalidParams(envelope))
+            await _reject(send, 400, request.id, InvalidParams(envelope))
             return
         version = envelope[0]
-        params = request.params
-        tool = None
-        if request.method == TOOLS_CALL and type(params) is dict and type(params.get("name")) is str:
-            tool = self.server.tools.get(params["name"])
-        problem = check_request(request, version, headers, tool)
+        # the header rules of the revision the body names (of the latest served, if it names another)
+        revision = self._supported.get(version)
+        if revision is None or revision.has_handshake:
+            revision = self._latest_modern
+            assert revision is not None
+        problem = _repeated(revision, repeated)
+        if problem is None:
+            tool = None
+            params = request.params
+            if (
+                revision.has_routing_headers
+                and request.method == TOOLS_CALL
+                and type(params) is dict
+                and type(params.get("name")) is str
+            ):
+                tool = self.server.tools.get(params["name"])  # for its x-mcp-header parameters
+            problem = check_request(request, version, headers, tool, revision)
         if problem is not None:
-            await _reject(send, 400, rid, JsonRpcError(problem, code=HEADER_MISMATCH))
+            await _reject(send, 400, request.id, JsonRpcError(problem, code=_mismatch_code(revision)))
             return
         if request.method == LISTEN and not _accepts(scope, EVENT_STREAM):
             await _error(
@@ -295,10 +313,7 @@ class _StatelessHttp(_AppState):
         """The encoded error answer and the HTTP status the revision assigns to its code (its latest
         stateless revision's, when the request named one the server does not serve)."""
         error = exc if isinstance(exc, JsonRpcError) else wire_error(exc, None, request.method)
-        server = self.server
-        revision = server.modern_revision(version)
-        if revision is None:
-            revision = next((r for r in reversed(server.revisions) if not r.has_handshake), None)
+        revision = self.server.modern_revision(version) or self._latest_modern
         status = 200 if revision is None else revision.status_for(error.code)
         return codec.encode_error(request.id, error), status
 

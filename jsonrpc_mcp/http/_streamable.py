@@ -61,8 +61,6 @@ __all__: list[str] = []
 
 logger = logging.getLogger("jsonrpc_mcp.http")
 
-DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
-
 
 class _PostChannel:
     """Where a POST's request sends what comes before its answer; starts SSE on first use.
@@ -173,7 +171,7 @@ class _StreamableHttp(_AppState):
         initialize = type(message) is Request and message.method == INITIALIZE
         if self.stateless:
             if not initialize and version is None:
-                version = self._supported.get(DEFAULT_VERSION) or self.server.revisions[-1]
+                version = self._assumed
             session = self._stateless_session(None if initialize else version)
         elif initialize:
             if self.phase == DRAINING:  # shutting down: the load balancer sends it elsewhere

@@ -27,7 +27,7 @@ import orjson
 from ..jsonrpc import codec
 from ..jsonrpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..jsonrpc.messages import Invalid
-from ..revisions import REVISIONS
+from ..revisions import assumed_http_revision
 from ..server._pipeline import current_access_token, current_http_headers
 from ..wire import LISTEN as LISTEN
 from ._asgi import EVENT_STREAM as EVENT_STREAM
@@ -59,7 +59,6 @@ from ._sessions import HttpSession as HttpSession
 from ._sessions import _SessionReaping
 from ._stateless import _ModernCall as _ModernCall
 from ._stateless import _StatelessHttp
-from ._streamable import DEFAULT_VERSION as DEFAULT_VERSION
 from ._streamable import _PostChannel as _PostChannel
 from ._streamable import _StreamableHttp
 
@@ -156,10 +155,14 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         self._modern_posts = set()  # modern requests being served
         self._sweeping = None  # where _sweep_modern is scheduled
         self._scope_type = None  # anyio's CancelScope class on asyncio
-        supported = [r.version for r in server.revisions]
-        self._supported = {v: REVISIONS[v] for v in supported}
+        # the server's own revisions (those handed to Server(revisions=...) included), looked up once
+        revisions = server.revisions
+        self._supported = {r.version: r for r in revisions}
         # by the raw MCP-Protocol-Version value (latin-1 is one-to-one: the same verdicts, no decoding)
-        self._supported_raw = {v.encode("latin-1"): REVISIONS[v] for v in supported}
+        self._supported_raw = {v.encode("latin-1"): r for v, r in self._supported.items()}
+        self._assumed = assumed_http_revision(revisions)  # a header-less handshake-era request's
+        # the rules of a modern request naming a revision not served (its -32022): the latest served
+        self._latest_modern = next((r for r in reversed(revisions) if not r.has_handshake), None)
 
     # -- ASGI entry point -------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -13,11 +13,13 @@ from .base import Revision
 
 __all__ = [
     "ALL_REVISIONS",
+    "DEFAULT_HTTP_VERSION",
     "HANDSHAKE_REVISIONS",
     "LATEST_HANDSHAKE",
     "MODERN_REVISIONS",
     "REVISIONS",
     "Revision",
+    "assumed_http_revision",
     "discover",
     "get_revision",
     "negotiate",
@@ -43,6 +45,22 @@ HANDSHAKE_REVISIONS: tuple[Revision, ...] = tuple(r for r in ALL_REVISIONS if r.
 MODERN_REVISIONS: tuple[Revision, ...] = tuple(r for r in ALL_REVISIONS if not r.has_handshake)
 REVISIONS: dict[str, Revision] = {r.version: r for r in ALL_REVISIONS}
 LATEST_HANDSHAKE = HANDSHAKE_REVISIONS[-1]
+
+
+def assumed_http_revision(supported: tuple[Revision, ...]) -> Revision:
+    """What a handshake-era Streamable HTTP request without ``MCP-Protocol-Version`` is taken to
+    speak: the latest of ``supported`` with Streamable HTTP but not yet that header (2025-03-26),
+    else the latest handshake revision, else the latest. (A stateless request names its revision
+    in its body.)"""
+    handshake = [r for r in supported if r.has_handshake] or list(supported)
+    for revision in reversed(handshake):
+        if revision.has_streamable_http and not revision.has_protocol_version_header:
+            return revision
+    return handshake[-1]
+
+
+# the version a header-less Streamable HTTP request is taken to speak, among all we know
+DEFAULT_HTTP_VERSION = assumed_http_revision(ALL_REVISIONS).version
 
 
 def get_revision(version: str) -> Revision | None:

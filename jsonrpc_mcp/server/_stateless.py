@@ -75,6 +75,18 @@ def serve_modern(
     return serve_checked(server, request, rc, outbound, *envelope)
 
 
+def _unsupported(server: Server, version: str) -> UnsupportedProtocolVersion:
+    """The error for a request naming a revision not served, with the code of the latest stateless
+    revision served (2026-07-28: -32022)."""
+    modern = [r for r in server.revisions if not r.has_handshake]
+    code = modern[-1].unsupported_version_code if modern else None
+    return UnsupportedProtocolVersion(
+        f"Unsupported protocol version {version!r}",
+        {"supported": [r.version for r in modern], "requested": version},
+        code=code,
+    )
+
+
 async def serve_checked(
     server: Server,
     request: Request,
@@ -89,10 +101,7 @@ async def serve_checked(
     (-32022), the request served by a throwaway ready session and its result finished."""
     revision = server.modern_revision(version)
     if revision is None:
-        supported = [r.version for r in server.revisions if not r.has_handshake]
-        raise UnsupportedProtocolVersion(
-            f"Unsupported protocol version {version!r}", {"supported": supported, "requested": version}
-        )
+        raise _unsupported(server, version)
     method = request.method
     if method not in revision.methods and method not in server.extension_methods:
         require_method(revision, method)  # (raises; an extension's method is checked by dispatch)

@@ -1,6 +1,7 @@
-"""A new revision is one file: the test-only ``rev_2099_01_01.py`` removes one more method and
-changes one error code, and the server honours both with no edit anywhere else, whether the file
-is dropped into the package (found by name) or handed to ``Server(revisions=...)``."""
+"""A new revision is one file: the test-only ``rev_2099_01_01.py`` removes one more method, changes
+three error codes and drops the routing headers, and the server honours each change with no edit
+anywhere else, in memory and over HTTP, whether the file is dropped into the package (found by
+name) or handed to ``Server(revisions=...)``."""
 
 from __future__ import annotations
 
@@ -47,6 +48,29 @@ def _check(answers: dict[str, Any]) -> None:
     assert old["confirm"]["error"]["code"] == -32021
     assert new["confirm"]["error"]["code"] == -32099
     assert new["confirm"]["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}
+    # a revision not served: the code of the latest served (2099-01-01 changed -32022 to -32097)
+    assert answers["unsupported"]["error"]["code"] == -32097
+    _check_http(answers["http"])
+
+
+def _check_http(http: dict[str, Any]) -> None:
+    """The same, POSTed to an McpHttpApp: each field of the revision read where its rule applies."""
+    old, new = http["2026-07-28"], http["2099-01-01"]
+    assert "result" in old["templates"] and old["templates"]["status"] == 200, old["templates"]
+    assert (new["templates"]["error"]["code"], new["templates"]["status"]) == (-32601, 404)
+    assert (old["confirm"]["error"]["code"], old["confirm"]["status"]) == (-32021, 400)
+    assert (new["confirm"]["error"]["code"], new["confirm"]["status"]) == (-32099, 400)
+    # has_routing_headers: required in 2026-07-28, absent from 2099-01-01
+    assert (old["no_routing"]["error"]["code"], old["no_routing"]["status"]) == (-32020, 400)
+    assert "Mcp-Method" in old["no_routing"]["error"]["message"]
+    assert "result" in new["no_routing"] and new["no_routing"]["status"] == 200, new["no_routing"]
+    # has_protocol_version_header (both) and header_mismatch_code (-32020, -32098)
+    assert (old["version_mismatch"]["error"]["code"], old["version_mismatch"]["status"]) == (-32020, 400)
+    assert (new["version_mismatch"]["error"]["code"], new["version_mismatch"]["status"]) == (-32098, 400)
+    # unsupported_version_code, with the status the latest served revision gives it
+    unsupported = http["unsupported"]
+    assert (unsupported["error"]["code"], unsupported["status"]) == (-32097, 400)
+    assert unsupported["error"]["data"]["requested"] == "1999-01-01"
 
 
 def test_a_revision_handed_to_the_server_is_honoured() -> None:

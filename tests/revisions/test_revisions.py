@@ -125,3 +125,16 @@ def test_code_above_the_revisions_never_compares_version_strings(layer: str) -> 
         if date.search(line) or ordered.search(line)
     ]
     assert offenders == []
+
+
+def test_a_request_without_the_version_header_is_taken_to_speak_2025_03_26() -> None:
+    assert revisions.DEFAULT_HTTP_VERSION == "2025-03-26"
+    handshake = HANDSHAKE_REVISIONS
+    assert revisions.assumed_http_revision(handshake).version == "2025-03-26"
+    # read from the fields: the latest with Streamable HTTP and without the header, among a
+    # server's own revisions; the latest handshake revision when there is none
+    assert revisions.assumed_http_revision(revisions.ALL_REVISIONS).version == "2025-03-26"
+    assert revisions.assumed_http_revision(handshake[2:]).version == "2025-11-25"
+    assert revisions.assumed_http_revision(handshake[:1]).version == "2024-11-05"
+    no_header = dataclasses.replace(REVISIONS["2025-06-18"], has_protocol_version_header=False)
+    assert revisions.assumed_http_revision((*handshake[:2], no_header)) is no_header
