@@ -180,6 +180,44 @@ class Channel:
         self._invalid_sent = False  # the latest frame sent was one a server rejects as it reads it
         self._swallow: set[str] = set()  # ids of follow-ups sent that no step waits for any more
         self.ended_by: str = ""  # the follow-up whose answer ended the latest wait, if one did
+        # a new connection (a new stdio process) that has sent nothing yet may still be starting: its
+        # first answer is waited for ``Options.handshake_timeout`` (see :meth:`first_wait`)
+        self.heard = False
+        self.waited = 0.0  # how long the latest ``next_response`` waited
+
+    def use(self, conn: Connection) -> None:
+        """Go on over ``conn``, a new connection (a ``reconnect`` step): it may still be starting."""
+        self.conn = conn
+        self.heard = False
+
+    @property
+    def starting(self) -> bool:
+        """Whether the connection is a process that has sent nothing yet (stdio: it may be starting)."""
+        return not self.heard and getattr(self.conn, "transport", "") == "stdio"
+
+    def first_wait(self, timeout: float) -> float:
+        """How long to wait for an answer: ``timeout``, or the start-up timeout while the process
+        has sent nothing yet (a server still starting is no fault of the requirement under test)."""
+        return max(timeout, self.options.handshake_timeout) if self.starting else timeout
+
+    def not_started(self, waited: float) -> Abort:
+        """The ERROR of a fixture whose new process sent nothing at all within the start-up timeout."""
+        return Abort(
+            ERROR,
+            [f"the server did not start within {waited:g} s (the new process sent nothing at all)"],
+            actual=_NOTHING,
+        )
+
+    def no_answer(self) -> str:
+        """What happened instead of the response the latest ``next_response`` waited for: the HTTP
+        status that carried none, the follow-up answered first, or how long the wait was."""
+        reply = getattr(self.conn, "last_reply", None)
+        if reply is not None and not any(_is_response(m) for m in reply.messages):
+            kind = f", {reply.content_type}" if reply.content_type else ""
+            return f"no response: the POST was answered {reply.status}{kind} with no JSON-RPC response in it"
+        if self.ended_by:
+            return f"no response before the follow-up's answer ({self.waited:.1f} s)"
+        return f"no answer in {self.waited:.3g} s"
 
     def note(self, direction: str, text: str) -> None:
         """One line of the transcript (``>`` sent, ``<`` received), the latest kept."""
@@ -261,9 +299,14 @@ class Channel:
             return self.pending.pop(0)
         deadline = anyio.current_time() + timeout
         while True:
-            frame = await self.conn.receive(max(deadline - anyio.current_time(), 0))
+            try:
+                frame = await self.conn.receive(max(deadline - anyio.current_time(), 0))
+            except EOFError:
+                self.heard = True
+                raise
             if frame is None:
                 return None
+            self.heard = True
             seen = self._seen(frame)
             rid = seen.value.get("id") if seen.parsed and isinstance(seen.value, dict) else None
             if not (isinstance(rid, str) and rid in self._swallow):
@@ -308,8 +351,13 @@ class Channel:
         ``quiet_period`` has passed in silence a follow-up (``probe_method``, a fresh id) is sent,
         and its answer ends the wait: no response (``_OMIT``). An answer that arrives first is
         returned as usual, and the follow-up's answer is dropped (it stays in the log) when it
-        comes, so no later step takes it for its own."""
-        deadline = anyio.current_time() + timeout
+        comes, so no later step takes it for its own.
+
+        On a new process that has sent nothing yet the wait is the start-up timeout (see
+        :meth:`first_wait`); one that still sends nothing is :meth:`not_started` (an ERROR)."""
+        began = anyio.current_time()
+        timeout = self.first_wait(timeout)
+        deadline = began + timeout
         self.junk = []
         self.ended_by = ""
         probe_at = anyio.current_time() + self.options.quiet_period if self._probe_ready() else None
@@ -331,9 +379,13 @@ class Channel:
                     continue
                 if pid:
                     self._swallow.add(pid)
+                self.waited = anyio.current_time() - began
+                if self.starting:
+                    raise self.not_started(timeout)
                 return _OMIT
             if seen.parsed and pid and isinstance(seen.value, dict) and seen.value.get("id") == pid:
                 self.ended_by = f"{self._probe_method()} ({pid})"
+                self.waited = anyio.current_time() - began
                 return _OMIT  # the follow-up was answered first: the frame before it never will be
             if seen.parsed and _is_response(seen.value):
                 if pid:

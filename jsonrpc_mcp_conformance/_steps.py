@@ -68,7 +68,7 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             preceding: list[Any] = []
             answer = await channel.next_response(timeout, preceding)
             if answer is _OMIT:
-                raise Abort(FAIL, [f"no response within {timeout:g} s"], _short(pattern, 400), "nothing")
+                raise Abort(FAIL, [channel.no_answer()], _short(pattern, 400), "nothing")
             problems = match(answer, pattern, variables)
             if problems:
                 raise Abort(FAIL, problems, _short(pattern, 400), _short(answer, 400))
@@ -90,7 +90,7 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
         elif "reconnect" in step:
             if channel.reconnect is None:
                 raise Abort(ERROR, ["reconnect is for fresh fixtures only"])
-            channel.conn = await channel.reconnect()
+            channel.use(await channel.reconnect())
         elif "expect_no_response" in step:
             answer, before = await channel.probe(variables)
             if before:
@@ -146,7 +146,7 @@ async def _poll(spec: dict[str, Any], channel: Channel, variables: dict[str, Any
             await channel.send(_dump({**request, "id": f"{request.get('id')}-{attempt}"}))
             answer = await channel.next_response(timeout, [])
             if answer is _OMIT:
-                raise Abort(FAIL, [f"no response within {timeout:g} s"], _short(request, 400), "nothing")
+                raise Abort(FAIL, [channel.no_answer()], _short(request, 400), "nothing")
             if not match(answer, until, variables):
                 break
             await anyio.sleep(interval)
@@ -206,6 +206,7 @@ async def _expect_message(
     be awaited in either order)."""
     pattern = substitute(step["expect_message"], variables)
     where = substitute(step.get("where", {"$any": True}), variables)
+    timeout = channel.first_wait(timeout)  # a new process may still be starting
     deadline = anyio.current_time() + timeout
     passed: list[Seen] = []
     try:
@@ -234,7 +235,11 @@ async def _find_message(
         except EOFError as exc:
             raise Abort(FAIL, [f"connection closed while waiting for a message: {exc}"]) from None
         if seen is None:
-            raise Abort(FAIL, [f"no such message within {timeout:g} s"], _short(where, 400), _NOTHING)
+            if channel.starting:
+                raise channel.not_started(timeout)
+            waited = timeout if getattr(channel.conn, "transport", "") != "http" else 0
+            said = f"no such message within {waited:g} s" if waited else "no such message in the answer"
+            raise Abort(FAIL, [said], _short(where, 400), _NOTHING)
         if seen.parsed and _is_response(seen.value) and match(seen.value, where, variables):
             passed.append(seen)
             continue
@@ -259,7 +264,7 @@ async def _expect_no_message(spec: dict[str, Any], channel: Channel, variables: 
     if variables["probe_params"] is not _OMIT:
         request["params"] = variables["probe_params"]
     await channel.send(_dump(request))
-    timeout = channel.options.timeout
+    timeout = channel.first_wait(channel.options.timeout)  # a new process may still be starting
     deadline = anyio.current_time() + timeout
     answered = False
     while True:
@@ -268,6 +273,8 @@ async def _expect_no_message(spec: dict[str, Any], channel: Channel, variables: 
         except EOFError:
             seen = None
         if seen is None:
+            if not answered and channel.starting:
+                raise channel.not_started(timeout)
             if not answered:
                 raise Abort(FAIL, [f"no answer to the follow-up {request['method']} ({pid})"])
             return

@@ -134,6 +134,9 @@ def _describe_answer(answer: Any, timeout: float, channel: Channel | None = None
     if answer is not _OMIT:
         return _short(answer)
     said = channel.diagnosis() if channel is not None else ""
+    reply = getattr(channel.conn, "last_reply", None) if channel is not None else None
+    if reply is not None:  # HTTP: the answer to the POST came at once, and held no response
+        return f"{_NOTHING} ({said or f'the POST was answered {reply.status}'})"
     return f"{_NOTHING} within {timeout:g} s" + (f" ({said})" if said else "")
 
 
@@ -151,6 +154,16 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
         channel.conn_timeout(None)
 
 
+async def _handshake_answer(channel: Channel, timeout: float) -> Any:
+    """The answer to a handshake request, ``_OMIT`` when none came (the caller says what that means)."""
+    try:
+        return await channel.next_response(timeout)
+    except Abort as abort:
+        if abort.status == ERROR:  # a new process that sent nothing at all
+            return _OMIT
+        raise
+
+
 async def _handshake(
     channel: Channel, revision: str, variables: dict[str, Any], timeout: float
 ) -> tuple[bool, str]:
@@ -162,7 +175,7 @@ async def _handshake(
             "params": {"_meta": variables["meta"]},
         }
         await channel.send(_dump(request))
-        answer = await channel.next_response(timeout)
+        answer = await _handshake_answer(channel, timeout)
         if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
             raise Abort(
                 ERROR,
@@ -176,7 +189,7 @@ async def _handshake(
             variables["advertised"] = [v for v in versions if isinstance(v, str)]
         return revision in versions, f"supportedVersions {versions}"
     await channel.send(_dump(initialize_request(revision)))
-    answer = await channel.next_response(timeout)
+    answer = await _handshake_answer(channel, timeout)
     if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
         raise Abort(
             ERROR,

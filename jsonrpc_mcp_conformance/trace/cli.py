@@ -263,7 +263,7 @@ def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance 
     from jsonrpc_mcp.transports.http_client import connect_http
     from jsonrpc_mcp.transports.stdio import spawn_stdio
 
-    from .replay import RecordingError, load_recording, replay
+    from .replay import RecordingError, ServerGone, load_recording, replay
 
     try:
         frames = load_recording(options.recording)
@@ -271,14 +271,35 @@ def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance 
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
 
+    def stopped(received: int, process: Any) -> int:
+        """One line for a server that ended before the replay was over; the exit code (3: it
+        did not start, that is answered nothing at all; else 1)."""
+        if options.mode == "http":
+            print(f"{prog}: error: {command[0]!r} stopped taking requests", file=sys.stderr)
+            return 1 if received else 3
+        status = getattr(process, "returncode", None)
+        how = f"exited with status {status}" if status is not None else "closed its input"
+        if received:
+            print(f"{prog}: error: {command[0]!r} {how} before the replay was over", file=sys.stderr)
+            return 1
+        print(f"{prog}: error: cannot start {command[0]!r}: it {how} before answering", file=sys.stderr)
+        return 3
+
     async def run() -> int:
         connection: contextlib.AbstractAsyncContextManager[Any] = (
             connect_http(command[0], read_timeout=options.timeout)
             if options.mode == "http"
             else spawn_stdio(command)
         )
-        async with connection as stream:
-            result = await replay(frames, stream, timeout=options.timeout)
+        process: Any = None
+        try:
+            async with connection as stream:
+                process = getattr(stream, "process", None)
+                result = await replay(frames, stream, timeout=options.timeout)
+        except ServerGone as gone:
+            return stopped(gone.received, process)
+        if result.ended and not result.received and options.mode == "stdio":
+            return stopped(0, process)
         for difference in result.differences:
             print(f"DIFF line {difference.frame}: {difference.what}")
         verdict = "agree" if result.ok else f"differ in {len(result.differences)} place(s)"

@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["Difference", "ReplayResult", "compare", "load_recording", "replay"]
+__all__ = ["Difference", "ReplayResult", "ServerGone", "compare", "load_recording", "replay"]
 
 _VOLATILE = {"_meta", "requestState", "nextCursor", "cursor", "version", "instructions"}
 _CONTRACT = {"isError", "resultType", "protocolVersion", "action", "code"}
@@ -38,6 +38,15 @@ _CONTRACT = {"isError", "resultType", "protocolVersion", "action", "code"}
 
 class RecordingError(Exception):
     """The file is not a recording the tap wrote."""
+
+
+class ServerGone(Exception):
+    """The server stopped reading before the replay was over (it exited, or closed its input);
+    ``received``: the frames it had sent until then."""
+
+    def __init__(self, received: int) -> None:
+        super().__init__("the server closed its input")
+        self.received = received
 
 
 @dataclass
@@ -53,6 +62,8 @@ class ReplayResult:
     answers: int = 0  # recorded answers compared
     differences: list[Difference] = field(default_factory=list)
     notifications: int = 0  # live notifications read (not compared)
+    received: int = 0  # frames the server sent
+    ended: bool = False  # the server closed its output before the replay was over
 
     @property
     def ok(self) -> bool:
@@ -132,8 +143,10 @@ class _Live:
         self.notifications = 0
         self.changed = anyio.Event()
         self.ended = False
+        self.received = 0
 
     def add(self, message: Any) -> None:
+        self.received += 1
         for item in message if isinstance(message, list) else [message]:
             if not isinstance(item, dict):
                 continue
@@ -157,7 +170,8 @@ class _Live:
 
 
 async def replay(frames: Sequence[dict[str, Any]], stream: Any, *, timeout: float = 10.0) -> ReplayResult:
-    """Play the client's side of ``frames`` over ``stream`` (a MessageStream of bytes)."""
+    """Play the client's side of ``frames`` over ``stream`` (a MessageStream of bytes); raises
+    :class:`ServerGone` when the server stops reading before the last frame is sent."""
     live = _Live()
     result = ReplayResult()
     server_ids: dict[str, Any] = {}  # recorded server request id -> the live one
@@ -174,6 +188,7 @@ async def replay(frames: Sequence[dict[str, Any]], stream: Any, *, timeout: floa
             live.ended = True
             live.changed.set()
 
+    gone = False
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)
         for frame in frames:
@@ -186,7 +201,11 @@ async def replay(frames: Sequence[dict[str, Any]], stream: Any, *, timeout: floa
                     if recorded_id in server_ids:
                         message = {**message, "id": server_ids[recorded_id]}
                 if frame["kind"] != "invalid":
-                    await stream.send(json.dumps(message).encode())
+                    try:
+                        await stream.send(json.dumps(message).encode())
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        gone = True
+                        break
                 continue
             if frame["kind"] in ("result", "error"):
                 result.answers += 1
@@ -218,5 +237,9 @@ async def replay(frames: Sequence[dict[str, Any]], stream: Any, *, timeout: floa
                 else:
                     server_ids[json.dumps(message.get("id"), sort_keys=True)] = request.get("id")
         tg.cancel_scope.cancel()
+    if gone:
+        raise ServerGone(live.received)
     result.notifications = live.notifications
+    result.received = live.received
+    result.ended = live.ended
     return result

@@ -5,6 +5,7 @@ that cannot be opened is an error that fails the run."""
 from __future__ import annotations
 
 import io
+import json
 import sys
 import time
 from pathlib import Path
@@ -125,6 +126,8 @@ async def test_no_answer_to_an_invalid_frame_is_known_when_a_follow_up_is_answer
             continue  # the one the server answers (an id null is well-formed JSON-RPC), or tolerated
         assert verdict.status == "fail", verdict
         assert any("was answered first" in problem for problem in verdict.problems), verdict.problems
+        # says what happened: no "no response within 10 s" for a verdict decided in a fraction of that
+        assert verdict.problems[0].startswith("no response before the follow-up's answer"), verdict.problems
         assert verdict.seconds < 10, verdict
     assert seconds < 60, seconds
     assert statuses(result) and all(
@@ -171,3 +174,37 @@ async def test_revisions_run_one_after_another_when_the_handshake_is_slow(tmp_pa
     assert sum(r.supported for r in result.revisions) == 4
     assert overlaps(slow) == 0  # serial: each revision's server ended before the next started
     assert overlaps(fast) > 0  # a fast handshake: the revisions ran side by side
+
+
+SLOW_RESTART = Path(__file__).resolve().parent / "servers" / "slow_restart.py"
+LIFECYCLE = ["lifecycle:initialize:*", "lifecycle:initialized:*"]
+
+
+def slow_restart(counter: Path, delay: float) -> list[str]:
+    """``examples/everything`` over stdio, every start after the first ``delay`` seconds late."""
+    return [sys.executable, str(SLOW_RESTART), str(counter), str(delay)]
+
+
+def test_fresh_processes_slow_to_start_are_given_the_startup_timeout(tmp_path: Path) -> None:
+    # every fresh-connection fixture starts a new process: each one's first answer comes later than
+    # --timeout, within --startup-timeout (before: 10 of 10 failed, "no response within 1 s")
+    counter = tmp_path / "starts"
+    only = [item for pattern in LIFECYCLE for item in ("--only", pattern)]
+    argv = ["--revision", REVISION, *only, "--timeout", "1", "--startup-timeout", "20", "--format", "json"]
+    code, text = _cli(*argv, "stdio", "--", *slow_restart(counter, 1.8))
+    verdicts = json.loads(text)["verdicts"]
+    assert code == EXIT_OK, [(v["id"], v["status"], v["problems"]) for v in verdicts if v["status"] != "pass"]
+    assert len(verdicts) == 10 and {v["status"] for v in verdicts} == {"pass"}
+    assert int(counter.read_text()) >= 11  # the session's process, then one per fixture: all slow but one
+
+
+async def test_a_fresh_process_that_does_not_start_in_time_is_an_error_not_a_failure(tmp_path: Path) -> None:
+    ids = ["lifecycle:initialize:version-negotiation", "lifecycle:initialized:no-response"]
+    target = StdioTarget(slow_restart(tmp_path / "starts", 30))
+    with anyio.fail_after(60):
+        result = await check(
+            target, revisions=[REVISION], only=ids, spec=SPEC, timeout=0.5, startup_timeout=1.5
+        )
+    assert {v.id: v.status for v in result.verdicts} == dict.fromkeys(ids, "error")
+    for verdict in result.verdicts:
+        assert "the server did not start within 1.5 s" in verdict.problems[0], verdict.problems

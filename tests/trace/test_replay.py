@@ -3,6 +3,7 @@ from and red against a faulty one (real subprocesses: the client, the tap, the s
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,27 @@ def _replay_http(path: Path, url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*command, "--timeout", "5"], capture_output=True, text=True, timeout=TIMEOUT, check=False
     )
+
+
+@pytest.mark.parametrize("server", [["false"], [sys.executable, "-c", "import sys; sys.stdin.readline()"]])
+def test_a_server_that_cannot_start_is_one_line_and_exit_3(tmp_path: Path, server: list[str]) -> None:
+    # one exits before it reads anything (its input is closed under the replay), one after reading
+    # the first frame, answering nothing: neither is a traceback nor a list of differences
+    recording = tmp_path / "session.jsonl"
+    frames = [
+        {"from": "client", "kind": "request", "message": {"jsonrpc": "2.0", "id": i, "method": "ping"}}
+        for i in range(1, 4)
+    ]
+    answers = [
+        {"from": "server", "kind": "result", "message": {"jsonrpc": "2.0", "id": i, "result": {}}}
+        for i in range(1, 4)
+    ]
+    lines = [json.dumps(frame) for pair in zip(frames, answers, strict=True) for frame in pair]
+    recording.write_text("\n".join(lines) + "\n")
+    command = [sys.executable, "-m", "jsonrpc_mcp", "conformance", "replay", str(recording), "stdio"]
+    done = subprocess.run(
+        [*command, "--", *server], capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "cannot start" in done.stderr and "exited with status" in done.stderr
