@@ -38,11 +38,9 @@ succeeds: a server that refuses every token does not send the user to the browse
 
 from __future__ import annotations
 
-import base64
 import logging
 import secrets
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -52,6 +50,7 @@ import anyio
 from ...transports.http._authz import AuthorizationError
 from ...transports.http._pool import HttpTransportError
 from ._agent import LoopbackBrowser, UserAgent
+from ._client_auth import ClientKey, authenticate_client
 from ._http import Fetch, HttpReply
 from ._rules import (
     Challenge,
@@ -72,7 +71,6 @@ logger = logging.getLogger("jsonrpc_mcp.client.auth")
 
 Grant = Literal["authorization_code", "client_credentials"]
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt", "none")
-JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 EXPIRY_MARGIN = 30.0  # seconds: a token this close to its expiry is refreshed before use
 
 
@@ -560,43 +558,18 @@ class OAuth:
 
     def _client_auth(self, server: _Server, form: dict[str, str]) -> dict[str, str]:
         """Authenticate the client at the token endpoint: adds to ``form``, returns headers."""
-        client = server.client
-        client_id = client.get("client_id")
+        client_id = server.client.get("client_id")
         if not isinstance(client_id, str):
             raise AuthorizationError("no client identity for the token request")
-        secret = client.get("client_secret", self._client_secret if client_id == self.client_id else None)
-        method = client.get("token_endpoint_auth_method") or ("client_secret_basic" if secret else "none")
-        if method == "client_secret_basic" and isinstance(secret, str):
-            pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()
-            return {"authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-        form["client_id"] = client_id
-        if method == "client_secret_post" and isinstance(secret, str):
-            form["client_secret"] = secret
-        elif method == "private_key_jwt":
-            form["client_assertion_type"] = JWT_BEARER
-            form["client_assertion"] = self._assertion(client_id, server)
-        return {}
-
-    def _assertion(self, client_id: str, server: _Server) -> str:
-        """A client assertion (RFC 7523 §3) signed with PyJWT (the ``jwt`` extra)."""
-        try:
-            import jwt
-        except ImportError:
-            raise AuthorizationError("private_key_jwt needs PyJWT: pip install 'jsonrpc-mcp[jwt]'") from None
-        if self._private_key is None:
-            raise AuthorizationError("private_key_jwt needs a private_key")
-        audience = server.metadata.get("issuer") or server.issuer
-        now = int(time.time())
-        claims = {
-            "iss": client_id,
-            "sub": client_id,
-            "aud": audience,
-            "iat": now,
-            "exp": now + 300,
-            "jti": str(uuid.uuid4()),
-        }
-        algorithm = self.signing_algorithm or _algorithm_for(self._private_key)
-        return jwt.encode(claims, self._private_key, algorithm=algorithm)
+        secret = server.client.get(
+            "client_secret", self._client_secret if client_id == self.client_id else None
+        )
+        method = server.client.get("token_endpoint_auth_method") or (
+            "client_secret_basic" if secret else "none"
+        )
+        audience = server.metadata.get("issuer") or server.issuer or ""
+        key = ClientKey(self._private_key, self.signing_algorithm) if self._private_key is not None else None
+        return authenticate_client(form, client_id, method, secret, key, audience)
 
     async def _post(
         self,
@@ -622,18 +595,3 @@ class OAuth:
             error=error if isinstance(error, str) else None,
             error_description=description if isinstance(description, str) else None,
         )
-
-
-def _algorithm_for(key: str | bytes) -> str:
-    """RS256 for an RSA key, ES256/384/512 for an EC key by its curve."""
-    from cryptography.hazmat.primitives.asymmetric import ec, rsa
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-    loaded = load_pem_private_key(key.encode() if isinstance(key, str) else key, password=None)
-    if isinstance(loaded, rsa.RSAPrivateKey):
-        return "RS256"
-    if isinstance(loaded, ec.EllipticCurvePrivateKey):
-        return {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}.get(
-            loaded.curve.name, "ES256"
-        )
-    return "EdDSA"

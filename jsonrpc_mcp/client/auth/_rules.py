@@ -1,8 +1,9 @@
-"""The rules of MCP authorization that need no network: reading a ``WWW-Authenticate`` challenge,
-the canonical URI of a server (RFC 8707), where metadata lives (RFC 9728, RFC 8414, OpenID Connect
-discovery, and the 2025-03-26 fallbacks), which scopes to ask for, and PKCE (RFC 7636).
+"""The rules of MCP authorization that need no network: the canonical URI of a server (RFC 8707),
+where metadata lives (RFC 9728, RFC 8414, OpenID Connect discovery, and the 2025-03-26 fallbacks),
+which scopes to ask for, and PKCE (RFC 7636).
 
-Every function here is pure: the flow in :mod:`._oauth` calls them and does the I/O."""
+Every function here is pure: the flow in :mod:`._oauth` calls them and does the I/O. (Reading a
+``WWW-Authenticate`` challenge is the transport's: :func:`parse_challenge`, re-exported here.)"""
 
 from __future__ import annotations
 
