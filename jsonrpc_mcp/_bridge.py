@@ -14,13 +14,15 @@ nothing but protocol reaches stdout; what the bridge has to say goes to stderr.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_upstream_options", "run_bridge", "upstream_args"]
+__all__ = ["BridgeError", "add_upstream_options", "run_bridge", "upstream_args"]
 
 PROG = "jsonrpc-mcp bridge"
 
@@ -60,9 +62,12 @@ def upstream_args(options: argparse.Namespace) -> list[str]:
     return args
 
 
-def _fail(message: str, status: int) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return status
+class BridgeError(Exception):
+    """Why the bridge cannot run, or stopped: one line, and the command's exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.message, self.status = message, status
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -74,25 +79,26 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def run_bridge(options: argparse.Namespace) -> int:
-    """The ``bridge`` command: 0 when the downstream side closed, 1 when the upstream failed, 2 for
-    a usage error (one line on stderr)."""
+def run_bridge(options: argparse.Namespace, show: Callable[[str], None]) -> int:
+    """The ``bridge`` command: 0 when the downstream side closed. Raises :class:`BridgeError` with
+    status 1 when the upstream failed, 2 for a usage error; ``show`` tells the user the
+    authorization URL when no browser opens (the command layer prints)."""
     target = list(options.target)
     if target and target[0] == "--":
         target = target[1:]
     if not target:
-        return _fail("give the upstream server: an http(s):// URL, or a command after --", 2)
+        raise BridgeError("give the upstream server: an http(s):// URL, or a command after --", 2)
     if options.http and (options.workers != 1 or options.redis):
-        return _fail("--workers and --redis are not for a bridge (it holds one upstream connection)", 2)
+        raise BridgeError("--workers and --redis are not for a bridge (it holds one upstream connection)", 2)
     if not options.http and any(k.startswith("auth_") and v for k, v in vars(options).items()):
-        return _fail("--auth-* options need --http (stdio has no bearer tokens)", 2)
+        raise BridgeError("--auth-* options need --http (stdio has no bearer tokens)", 2)
     from ._client_options import OptionsError, oauth_from_options, server_from_options
 
     try:
         upstream = server_from_options(options, target)
-        auth = oauth_from_options(options, upstream)
+        auth = oauth_from_options(options, upstream, show=show)
     except OptionsError as exc:
-        return _fail(str(exc), 2)
+        raise BridgeError(str(exc), 2) from None
     is_url = upstream.url is not None
     headers = upstream.headers
     from .proxy import Proxy
@@ -117,5 +123,5 @@ def run_bridge(options: argparse.Namespace) -> int:
         return 0
     except Exception as exc:
         leaf = _leaf(exc)
-        return _fail(f"the upstream server failed: {type(leaf).__name__}: {leaf}", 1)
+        raise BridgeError(f"the upstream server failed: {type(leaf).__name__}: {leaf}", 1) from None
     return 0

@@ -3,7 +3,8 @@ an entry of an ``mcpServers`` file) and how HTTP requests are authorized (``--he
 oauth`` and its options).
 
 Used by ``call`` and ``inspect`` (:mod:`jsonrpc_mcp.cli`) and by the harness's ``trace`` and
-``conformance``; this is the command layer, so :func:`show_authorization_url` prints (to stderr).
+``conformance``. Nothing here prints: the commands give :func:`oauth_from_options` the ``show``
+that tells the user the authorization URL (:func:`jsonrpc_mcp.cli.show_authorization_url`).
 Secrets never come from the command line, where ``ps`` and shell histories show them: a client
 secret is read from ``--client-secret-file``, a private key from ``--private-key-file``. A usage
 error is an :class:`OptionsError` of one line; the commands exit 2 with it.
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +43,6 @@ __all__ = [
     "parse_headers",
     "server_from_options",
     "OAUTH_OPTIONS",
-    "show_authorization_url",
     "wants_hint",
 ]
 
@@ -270,17 +269,14 @@ def _read_private_key(path: str) -> str:
     return pem
 
 
-def show_authorization_url(url: str) -> None:
-    """Where the browser could not be opened: the URL for the person to open (on stderr)."""
-    print("jsonrpc-mcp: to authorize, open this URL in a browser:", file=sys.stderr)
-    print(url, file=sys.stderr, flush=True)
-
-
-def oauth_from_options(args: argparse.Namespace, server: ServerEntry) -> OAuth | None:
+def oauth_from_options(
+    args: argparse.Namespace, server: ServerEntry, *, show: Callable[[str], None]
+) -> OAuth | None:
     """The :class:`~jsonrpc_mcp.client.auth.OAuth` that ``--auth oauth`` and its options describe
     (None without ``--auth``), after :func:`check_client_options`. Tokens are kept in a
     :class:`~jsonrpc_mcp.client.auth.FileTokenStorage` (``--token-file``), so the browser step
-    happens once; the browser is the user's (:class:`~jsonrpc_mcp.client.auth.LoopbackBrowser`)."""
+    happens once; the browser is the user's (:class:`~jsonrpc_mcp.client.auth.LoopbackBrowser`),
+    and ``show`` gives the user the URL when it could not be opened."""
     check_client_options(args, http=server.is_http, headers=server.headers)
     if getattr(args, "auth", None) is None:
         return None
@@ -299,7 +295,7 @@ def oauth_from_options(args: argparse.Namespace, server: ServerEntry) -> OAuth |
             grant=args.grant or "authorization_code",
             private_key=key,
             storage=FileTokenStorage(args.token_file),
-            agent=LoopbackBrowser(show=show_authorization_url),
+            agent=LoopbackBrowser(show=show),
         )
     except ValueError as exc:
         raise OptionsError(str(exc)) from None

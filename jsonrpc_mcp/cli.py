@@ -149,6 +149,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def show_authorization_url(url: str) -> None:
+    """Where the browser could not be opened: the URL for the person to open (on stderr)."""
+    print("jsonrpc-mcp: to authorize, open this URL in a browser:", file=sys.stderr)
+    print(url, file=sys.stderr, flush=True)
+
+
 def _dump(title: str, value: Any) -> None:
     import orjson
 
@@ -196,7 +202,7 @@ async def _call(args: argparse.Namespace) -> int:
         mode = requested.version
     try:
         target = server_from_options(args, args.command)
-        auth = oauth_from_options(args, target)
+        auth = oauth_from_options(args, target, show=show_authorization_url)
     except OptionsError as exc:
         print(f"jsonrpc-mcp call: {exc}", file=sys.stderr)
         return 2
@@ -452,7 +458,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
     try:
         server = server_from_options(args, args.target)
-        auth = oauth_from_options(args, server)
+        auth = oauth_from_options(args, server, show=show_authorization_url)
     except OptionsError as exc:
         print(f"jsonrpc-mcp inspect: {exc}", file=sys.stderr)
         return 2
@@ -543,9 +549,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command_name == "inspect":
         return _inspect(args)
     if args.command_name == "bridge":
-        from ._bridge import run_bridge
+        from ._bridge import BridgeError, run_bridge
 
-        return run_bridge(args)
+        try:
+            return run_bridge(args, show_authorization_url)
+        except BridgeError as exc:
+            print(f"jsonrpc-mcp bridge: {exc.message}", file=sys.stderr)
+            return exc.status
     command = commands.get(args.command_name)
     if command is not None:
         assert not isinstance(command, str)  # _other_commands refused to run a broken one

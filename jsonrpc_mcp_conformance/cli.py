@@ -41,6 +41,7 @@ from jsonrpc_mcp._client_options import (
     oauth_from_options,
     parse_headers,
 )
+from jsonrpc_mcp.cli import show_authorization_url
 
 from ._html import to_html
 from .baseline import BaselineError, Expected, apply_baseline, load_baseline, stale_entries
@@ -249,7 +250,9 @@ def _http_target(
     try:
         if args is not None:
             headers = {**headers, **{k.lower(): v for k, v in parse_headers(args.header).items()}}
-            auth = oauth_from_options(args, ServerEntry(url=url, headers=headers))
+            auth = oauth_from_options(
+                args, ServerEntry(url=url, headers=headers), show=show_authorization_url
+            )
             if auth is not None and args.auth_token is not None:
                 raise UsageError("--auth-token and --auth oauth exclude each other: give one")
             options["auth"] = auth

@@ -63,7 +63,7 @@ from ..revisions import Revision
 from ..server._boundary import tool_error
 from ..server._clientlog import LEVELS, level_index
 from ..server._handshake import State
-from ..server._methods import decode_cursor, encode_cursor
+from ..server._methods import CAPABILITY_NEEDED, decode_cursor, encode_cursor
 from ..server._mrtr import DEFAULT_STATE_TTL, INPUT_METHODS
 from ..server._pipeline import Call, CallNext
 from ..server._server import Server
@@ -86,27 +86,15 @@ DEFAULT_CLIENT_CAPABILITIES: dict[str, Any] = {
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
-# method -> (the list's key in the result); and what each forwarded method needs the upstream to offer
+# method -> the list's key in the result
 _LISTS = {
     wire.TOOLS_LIST: "tools",
     wire.RESOURCES_LIST: "resources",
     wire.RESOURCES_TEMPLATES_LIST: "resourceTemplates",
     wire.PROMPTS_LIST: "prompts",
 }
-_NEEDS = {
-    wire.TOOLS_LIST: "tools",
-    wire.TOOLS_CALL: "tools",
-    wire.RESOURCES_LIST: "resources",
-    wire.RESOURCES_TEMPLATES_LIST: "resources",
-    wire.RESOURCES_READ: "resources",
-    wire.PROMPTS_LIST: "prompts",
-    wire.PROMPTS_GET: "prompts",
-    wire.COMPLETE: "completions",
-    wire.SET_LEVEL: "logging",
-    wire.RESOURCES_SUBSCRIBE: "resources.subscribe",
-    wire.RESOURCES_UNSUBSCRIBE: "resources.subscribe",
-    wire.LISTEN: None,
-}
+# what each forwarded method needs the upstream to offer: the server core's rule, and listen (none)
+_NEEDS: dict[str, str | None] = {**CAPABILITY_NEEDED, wire.LISTEN: None}
 _SERVED_TOO = frozenset({wire.SET_LEVEL, wire.RESOURCES_SUBSCRIBE, wire.RESOURCES_UNSUBSCRIBE, wire.LISTEN})
 _MRTR_FIELDS = ("inputResponses", "requestState")
 

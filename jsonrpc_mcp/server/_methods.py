@@ -29,7 +29,15 @@ from ._subscriptions import listen
 if TYPE_CHECKING:
     from ._session import ServerSession
 
-__all__ = ["decode_cursor", "dispatch", "encode_cursor", "in_context", "page", "require_method"]
+__all__ = [
+    "CAPABILITY_NEEDED",
+    "decode_cursor",
+    "dispatch",
+    "encode_cursor",
+    "in_context",
+    "page",
+    "require_method",
+]
 
 logger = logging.getLogger("jsonrpc_mcp.server")
 
@@ -104,7 +112,7 @@ async def dispatch(session: ServerSession, request: Request, context: RequestCon
     revision = session.revision
     if revision is not None and method not in revision.methods:
         require_method(revision, method)  # (raises)
-    capability = _NEEDS.get(method)
+    capability = CAPABILITY_NEEDED.get(method)
     if capability is not None and not session.has_feature(capability):
         raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
     return await handler(session, _params(request), context)
@@ -289,7 +297,8 @@ _METHODS: dict[str, Handler] = {
     wire.LISTEN: listen,
 }
 
-_NEEDS: dict[str, str] = {
+# method -> the server capability it needs (a dotted path: "resources.subscribe")
+CAPABILITY_NEEDED: dict[str, str] = {
     wire.TOOLS_LIST: "tools",
     wire.TOOLS_CALL: "tools",
     wire.RESOURCES_LIST: "resources",

@@ -34,6 +34,7 @@ from jsonrpc_mcp._client_options import (
     oauth_from_options,
     server_from_options,
 )
+from jsonrpc_mcp.cli import show_authorization_url
 
 if TYPE_CHECKING:
     from jsonrpc_mcp.client.auth import OAuth
@@ -97,7 +98,7 @@ def _server(options: argparse.Namespace, command: list[str]) -> tuple[ServerEntr
     server = server_from_options(options, positional)
     if options.http and not server.is_http:
         raise OptionsError(_NEEDS_UPSTREAM if options.upstream else "--http needs a url entry in --config")
-    return server, oauth_from_options(options, server)
+    return server, oauth_from_options(options, server, show=show_authorization_url)
 
 
 def trace_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp trace") -> int:

@@ -156,7 +156,8 @@ class OAuth:
         self.client_name = client_name
         self.max_step_ups = max_step_ups
         self._fetch = fetch if fetch is not None else Fetch(timeout)
-        self._servers: dict[str, _Server] = {}
+        self._servers: dict[str, _Server] = {}  # by canonical URI
+        self._by_url: dict[str, _Server] = {}  # the same, by the URLs the transport asked about
 
     def __repr__(self) -> str:  # no secret in a repr
         return f"OAuth(grant={self.grant!r}, client_id={self.client_id!r}, scope={self.scope!r})"
@@ -170,10 +171,15 @@ class OAuth:
 
     # -- what the transport calls -------------------------------------------------------------
     def _server(self, url: str) -> _Server:
-        key = canonical_resource(url)
-        server = self._servers.get(key)
+        """The state of the server at ``url`` (by its canonical URI; the URL itself is looked up
+        first, so a request costs one dictionary lookup, not a parse)."""
+        server = self._by_url.get(url)
         if server is None:
-            server = self._servers[key] = _Server(url, key, key)
+            key = canonical_resource(url)
+            server = self._servers.get(key)
+            if server is None:
+                server = self._servers[key] = _Server(url, key, key)
+            self._by_url[url] = server
         return server
 
     async def authorization(self, url: str) -> str | None:
@@ -224,9 +230,8 @@ class OAuth:
 
     def succeeded(self, url: str) -> None:
         """A request with a token went through: step-ups may be tried again later."""
-        server = self._servers.get(canonical_resource(url))
-        if server is not None:
-            server.failed_step_ups = server.failed_authorizations = 0
+        server = self._server(url)
+        server.failed_step_ups = server.failed_authorizations = 0
 
     # -- storage ------------------------------------------------------------------------------
     @staticmethod

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "AUTH_FAILURE_KEY",
     "AuthorizationError",
     "Challenge",
     "HttpAuth",
@@ -18,6 +19,10 @@ __all__ = [
     "is_challenge",
     "parse_challenge",
 ]
+
+
+# the member of a refused request's JSON-RPC error data that names its AuthorizationError
+AUTH_FAILURE_KEY = "authorizationFailure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +168,7 @@ def is_challenge(status: int, www_authenticate: str | None) -> bool:
 def claim_auth_failure(stream: object, data: object) -> AuthorizationError | None:
     """The :class:`AuthorizationError` behind a JSON-RPC error whose ``data`` the HTTP transport
     ``stream`` made for a refused request (each is claimed once), or None."""
-    key = data.get("authorizationFailure") if isinstance(data, dict) else None
+    key = data.get(AUTH_FAILURE_KEY) if isinstance(data, dict) else None
     failures = getattr(stream, "auth_failures", None)
     if not isinstance(key, str) or not isinstance(failures, dict):
         return None

@@ -19,7 +19,7 @@ from anyio.abc import TaskGroup
 from ... import wire
 from ..._version import __version__
 from ..sse import SseParser
-from ._authz import AuthorizationError, HttpAuth, is_challenge
+from ._authz import AUTH_FAILURE_KEY, AuthorizationError, HttpAuth, is_challenge
 from ._mcp_headers import VERSION_HEADER, HeaderParameter, header_parameters
 from ._messages import (
     DEFAULT_MAX_MESSAGE,
@@ -62,7 +62,6 @@ _UNREADABLE: tuple[type[BaseException], ...] = (*BROKEN_OR_REFUSED, ResponseTooL
 
 
 MAX_AUTH_ROUNDS = 2  # challenges one request may answer: a 401, then one step-up
-AUTH_FAILURE_KEY = "authorizationFailure"
 
 
 def why(exc: BaseException) -> str:
@@ -234,11 +233,14 @@ class StreamCore:
                 head_timeout=head_timeout,
                 written=written,
             )
-            challenge = response.header("www-authenticate")
-            if not is_challenge(response.status, challenge):
-                if auth is not None and sent is not None and response.status < 400:
+            status = response.status
+            if status != 401 and status != 403:  # (every answer but these: no challenge to read)
+                if sent is not None and auth is not None and status < 400:
                     auth.succeeded(self.url)
                 return response
+            challenge = response.header("www-authenticate")
+            if not is_challenge(status, challenge):
+                return response  # a 403 that authorization cannot change
             await response.drain(self._timeout)
             await response.release()
             if auth is None or attempt == MAX_AUTH_ROUNDS:
