@@ -21,8 +21,8 @@ demo: $(STAMP)
 	$(PY) examples/memory/demo.py
 
 lint: $(STAMP)
-	$(PY) -m ruff check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench docs/*.py
-	$(PY) -m ruff format --check jsonrpc_mcp jsonrpc_mcp_conformance tests examples bench docs/*.py
+	$(PY) -m ruff check jsonrpc_mcp conformance tests examples bench docs/*.py
+	$(PY) -m ruff format --check jsonrpc_mcp conformance tests examples bench docs/*.py
 	$(PY) -m mypy
 
 # The API reference and the guides (mkdocs.yml), into site/: open site/index.html. Strict: any warning
@@ -51,7 +51,7 @@ bench: $(STAMP)
 # The official MCP conformance suite (Node 22 + npm @modelcontextprotocol/conformance, installed into
 # .cache/conformance/ on first use) against examples/everything over HTTP.
 conformance-official: $(STAMP)
-	$(PY) jsonrpc_mcp_conformance/official/run.py
+	$(PY) conformance/jsonrpc_mcp_conformance/official/run.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,7 @@
 
 For each configuration, the echo server (``bench/servers/echo.py``) is served by
 ``jsonrpc-mcp serve --http`` instances behind the round-robin proxy with no affinity of
-``jsonrpc_mcp_conformance/official/proxy.py`` (one connection per request: every call may land on
+``conformance/jsonrpc_mcp_conformance/official/proxy.py`` (one connection per request: every call may land on
 any instance):
 
 - ``memory x1``: one instance, sessions and events in memory (the baseline: same proxy, no Redis);

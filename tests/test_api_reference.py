@@ -195,7 +195,7 @@ def test_a_broken_link_fails_the_build_and_a_link_outside_docs_works(tmp_path: P
     root = tmp_path / "repo"
     shutil.copytree(REPO / "docs", root / "docs")
     shutil.copy(REPO / "mkdocs.yml", root)
-    for name in ("README.md", "jsonrpc_mcp", "jsonrpc_mcp_conformance"):
+    for name in ("README.md", "jsonrpc_mcp", "conformance"):
         (root / name).symlink_to(REPO / name)
     page = root / "docs" / "zz-links.md"
     page.write_text(

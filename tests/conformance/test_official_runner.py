@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-RUNNER = Path(__file__).resolve().parents[2] / "jsonrpc_mcp_conformance" / "official" / "run.py"
+RUNNER = (
+    Path(__file__).resolve().parents[2] / "conformance" / "jsonrpc_mcp_conformance" / "official" / "run.py"
+)
 
 
 def _runner() -> ModuleType:

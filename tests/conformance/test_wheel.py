@@ -90,7 +90,7 @@ def test_the_wheel_runs_the_harness_with_no_checkout_anywhere(tmp_path: Path) ->
         "jsonrpc_mcp_conformance/spec/official-checks.json",  # the known official check ids
     ):
         assert name in names
-    assert not [n for n in names if n.startswith(("spec/", "tests/", "examples/"))]
+    assert not [n for n in names if n.startswith(("spec/", "tests/", "examples/", "conformance/"))]
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, BUILD_TIMEOUT)

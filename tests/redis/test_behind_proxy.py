@@ -1,5 +1,5 @@
 """Three ``serve --http --redis`` instances behind a round-robin proxy with no affinity
-(jsonrpc_mcp_conformance/official/proxy.py): every request may land on any instance. The official
+(conformance/jsonrpc_mcp_conformance/official/proxy.py): every request may land on any instance. The official
 Python SDK runs whole handshake-era sessions through it (lists, calls with progress and logging, a
 sampling request it answers, a resource update made on another instance, DELETE), and the
 2026-07-28 era is driven through it with raw requests (stateless: any instance serves any call; a

@@ -1,8 +1,9 @@
 """Run the official MCP conformance suite against examples/everything over Streamable HTTP, and
 let its client mode drive our client.
 
-    python jsonrpc_mcp_conformance/official/run.py [--scenario NAME | --suite S | --requirements REV
-        | --client-scenario NAME | --client-suite S | --client-requirements REV]
+    python conformance/jsonrpc_mcp_conformance/official/run.py
+        [--scenario NAME | --suite S | --requirements REV
+         | --client-scenario NAME | --client-suite S | --client-requirements REV]
         [--line 0.1|0.2] [--spec-version REV] [--leg server|client] [--allow-warnings]
 
 What it does, every step bounded in time:
@@ -66,7 +67,7 @@ SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 SUITES = {"0.1": SUITE_PACKAGE, "0.2": "conformance-next"}
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+REPO = HERE.parents[2]
 SERVER_FILE = REPO / "examples" / "everything" / "server.py"
 START_TIMEOUT = 30.0
 SUITE_TIMEOUT = 900.0
@@ -351,7 +352,8 @@ def run_suite(node: Path, entry: Path, arguments: list[str], run_dir: Path) -> i
     runs it, imports this checkout's packages (``PYTHONPATH``)."""
     env = dict(os.environ, NO_COLOR="1", FORCE_COLOR="0")
     env["PATH"] = f"{node.parent}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    paths = (str(REPO), str(REPO / "conformance"), env.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     with (run_dir / "suite.log").open("wb") as transcript:
         finished = subprocess.run(
             [str(node), str(entry), *arguments],

@@ -92,13 +92,13 @@ class FixtureError(Exception):
 
 def default_spec_dir() -> Path:
     """The fixtures: the copy the wheel ships inside this package (``jsonrpc_mcp_conformance/spec``),
-    else, in a checkout, the repository's ``spec/``."""
+    else, in a checkout, the repository's ``spec/`` (this package's source is ``conformance/``)."""
     import importlib.resources
 
     packaged = importlib.resources.files(__package__ or "jsonrpc_mcp_conformance").joinpath("spec")
     if isinstance(packaged, Path) and (packaged / "manifest.json").is_file():
         return packaged
-    return Path(__file__).resolve().parent.parent / "spec"
+    return Path(__file__).resolve().parents[2] / "spec"
 
 
 def expand_revisions(tokens: Iterable[str]) -> tuple[str, ...]:
