@@ -27,7 +27,13 @@ _WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 def add_auth_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("authorization (with --http; see docs/auth.md)")
     add = group.add_argument
-    add("--auth-issuer", "--auth-jwt-issuer", dest="auth_issuer", metavar="URL")
+    add(
+        "--auth-issuer",
+        "--auth-jwt-issuer",
+        dest="auth_issuer",
+        metavar="URL",
+        help="the issuer tokens must name (iss); the advertised authorization server by default",
+    )
     add("--auth-jwt-jwks", metavar="URL", help="verify JWT access tokens with the issuer's keys")
     add("--auth-jwt-algorithm", action="append", metavar="ALG", help="allowed JWS algorithm (repeatable)")
     add("--auth-jwt-secret-env", metavar="VAR", help="HMAC tokens: the shared secret's variable")

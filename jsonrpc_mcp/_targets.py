@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["TargetError", "load_target"]
+__all__ = ["TargetError", "load_target", "user_traceback"]
 
 
 class TargetError(Exception):
@@ -75,6 +75,26 @@ def load_target(target: str) -> Any:
     if not isinstance(obj, Server):
         raise TargetError(f"{target} is a {type(obj).__name__}, not a jsonrpc_mcp.Server")
     return obj
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of the target's own failure, as the user needs it: only the frames of their
+    code (not importlib's nor this loader's); for a syntax error, just the offending line and caret."""
+    import traceback
+
+    if isinstance(exc, SyntaxError):
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if not frame.filename.startswith("<frozen importlib") and frame.filename != __file__
+    ]
+    if not frames:
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    listed = "".join(traceback.format_list(frames))
+    return "Traceback (most recent call last):\n" + listed + "".join(
+        traceback.format_exception_only(type(exc), exc)
+    )
 
 
 def _the_one_server(module: Any, location: str, server_type: type) -> Any:

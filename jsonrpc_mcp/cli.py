@@ -18,12 +18,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from . import __version__
-from ._targets import TargetError, load_target
+from ._targets import TargetError, load_target, user_traceback
 
 if TYPE_CHECKING:
     import argparse
@@ -40,11 +39,28 @@ def _configure_logging(level: str) -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(encoding="utf-8", errors="backslashreplace")
+    known = level.upper() in _LOG_LEVELS
     logging.basicConfig(
         stream=sys.stderr,
-        level=level.upper(),
+        level=level.upper() if known else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not known:  # only $JSONRPC_MCP_LOG_LEVEL gets here: the option is checked by argparse
+        logging.getLogger("jsonrpc_mcp").warning("unknown log level %r: using warning", level)
+
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(value: str) -> str:
+    """``--log-level``'s type: a level name, any case."""
+    import argparse
+
+    if value.upper() not in _LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"unknown level {value!r} (one of: {', '.join(_LOG_LEVELS).lower()})"
+        )
+    return value.lower()
 
 
 _MAX_LINE = 4 * 1024 * 1024
@@ -55,30 +71,49 @@ def _serve_options() -> argparse.ArgumentParser:
     import argparse
 
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--max-line", type=int, default=_MAX_LINE)
-    parser.add_argument("--http", action="store_true")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--path", default="/mcp")
-    parser.add_argument("--stateless", action="store_true")
-    parser.add_argument("--json-response", action="store_true")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--session-timeout", type=float, default=1800.0)  # idle seconds before a session ends
-    parser.add_argument("--max-sessions", type=int, default=10_000)  # 0: no limit
-    parser.add_argument("--body-timeout", type=float, default=30.0)  # seconds for a request body; 0: none
-    parser.add_argument("--ssl-certfile")  # --http over TLS: passed to uvicorn
-    parser.add_argument("--ssl-keyfile")
-    parser.add_argument("--log-format", choices=["text", "json"], default="text")  # json: JSON, access log
+    add = parser.add_argument
+    add(
+        "--http",
+        action="store_true",
+        help="serve Streamable HTTP (every revision on one endpoint), not stdio",
+    )
+    add("--host", default="127.0.0.1", help="--http: the address to bind (default 127.0.0.1)")
+    add("--port", type=int, default=8000, help="--http: the port (default 8000; 0: any free one, printed)")
+    add("--path", default="/mcp", help="--http: the MCP endpoint's path (default /mcp)")
+    add("--stateless", action="store_true", help="--http: no sessions (each request stands alone)")
+    add("--json-response", action="store_true", help="--http: answer POSTs with JSON, never SSE")
+    add("--workers", type=int, default=1, help="--http: worker processes (with --stateless or --redis)")
+    add("--session-timeout", type=float, default=1800.0, help="--http: idle seconds before a session ends")
+    add("--max-sessions", type=int, default=10_000, help="--http: most live sessions (0: no limit)")
+    add("--body-timeout", type=float, default=30.0, help="--http: seconds to read a request body (0: none)")
+    add("--ssl-certfile", help="--http over TLS: the certificate chain (PEM)")
+    add("--ssl-keyfile", help="--http over TLS: the private key (PEM)")
+    add("--log-format", choices=["text", "json"], default="text", help="json: one JSON object a line")
+    add("--log-level", type=_log_level, default=argparse.SUPPRESS, help="as before the command: the level")
+    add(
+        "--max-line",
+        type=int,
+        default=_MAX_LINE,
+        help="stdio: the longest line read, in bytes (default 4 MiB)",
+    )
     from ._auth_options import add_auth_options
 
     add_auth_options(parser)  # --auth-*: bearer tokens (JWT/JWKS or introspection), --http only
-    parser.add_argument("--redis")  # redis://host:port/db, shared by the instances: see docs/scale-out.md
-    parser.add_argument("--health-path", default="/healthz")  # liveness probe ("": none)
-    parser.add_argument("--ready-path", default="/readyz")  # readiness probe ("": none)
-    parser.add_argument("--drain-delay", type=float, default=0.0)  # SIGTERM: seconds not ready, then stop
-    parser.add_argument("--drain-grace", type=float, default=5.0)  # seconds in-flight requests may take
-    parser.add_argument("--loop", choices=["auto", "asyncio", "uvloop"])  # --http: the event loop
-    parser.add_argument("--http-parser", choices=["auto", "h11", "httptools"])  # --http: HTTP/1.1 parser
+    add("--redis", metavar="URL", help="--http: share sessions through Redis (redis://host:port/db)")
+    add("--health-path", default="/healthz", help='--http: the liveness probe\'s path ("": none)')
+    add("--ready-path", default="/readyz", help='--http: the readiness probe\'s path ("": none)')
+    add(
+        "--drain-delay", type=float, default=0.0, help="--http, on SIGTERM: seconds not ready before stopping"
+    )
+    add(
+        "--drain-grace", type=float, default=5.0, help="--http, stopping: seconds in-flight requests may take"
+    )
+    add(
+        "--loop",
+        choices=["auto", "asyncio", "uvloop"],
+        help="--http: the event loop (auto: uvloop if installed)",
+    )
+    add("--http-parser", choices=["auto", "h11", "httptools"], help="--http: the HTTP/1.1 parser")
     return parser
 
 
@@ -115,8 +150,8 @@ def _load_for_serving(target: str, target_args: list[str]) -> Server | None:
         with protected_stdout():
             server: Server = load_target(target)
     except TargetError as exc:
-        if exc.__cause__ is not None:  # the target's own code failed: show where
-            traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
+        if exc.__cause__ is not None:  # the target's own code failed: show where (its frames only)
+            sys.stderr.write(user_traceback(exc.__cause__))
         print(f"jsonrpc-mcp serve: {exc}", file=sys.stderr)
         return None
     return server
@@ -124,6 +159,9 @@ def _load_for_serving(target: str, target_args: list[str]) -> Server | None:
 
 def _serve(args: argparse.Namespace) -> int:
     options, target_args = _split_serve_args(args)
+    if options.log_level != args.log_level:  # --log-level after TARGET: the serve option, not the target's
+        logging.getLogger().setLevel(options.log_level.upper())
+        os.environ["JSONRPC_MCP_LOG_LEVEL"] = options.log_level  # --workers' processes configure afresh
     if options.workers > 1 and not options.stateless and not options.redis:
         print(
             "jsonrpc-mcp serve: --workers needs --stateless or --redis (sessions live in one process)",
@@ -315,9 +353,23 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     from ._client_options import add_config_options, add_http_client_options
     from .revisions import MODERN_REVISIONS
 
-    parser = argparse.ArgumentParser(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
+    class CommandLine(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            # a built-in command's line was parsed without the plug-ins (to start fast); a usage
+            # line must still name every command
+            for name in _entry_points() if not extra_commands else ():
+                if name not in commands.choices:
+                    commands.add_parser(name, help=_command_help("not loaded"))
+            super().error(message)
+
+    parser = CommandLine(prog="jsonrpc-mcp", description="Serve and call MCP servers.")
     parser.add_argument("--version", action="version", version=f"jsonrpc-mcp {__version__}")
-    parser.add_argument("--log-level", default=_default_log_level(), help="stderr log level")
+    parser.add_argument(
+        "--log-level",
+        type=_log_level,
+        default=_default_log_level(),
+        help="stderr log level: debug, info, warning (default, or $JSONRPC_MCP_LOG_LEVEL), error",
+    )
     commands = parser.add_subparsers(dest="command_name", required=True)
 
     serve = commands.add_parser(

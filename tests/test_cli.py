@@ -105,6 +105,45 @@ async def test_extra_arguments_reach_the_targets_sys_argv() -> None:
     assert argv[1:] == ["--flag", "value", "-v"]
 
 
+def test_log_level_after_the_target_is_serves_own_option_not_the_targets() -> None:
+    server = _serve_command(str(ECHO), "--log-level", "DEBUG", "--flag")
+    done = _cli("call", "--tool", "argv", "--", *server)
+    assert done.returncode == 0, done.stderr
+    argv = orjson.loads(_sections(done.stdout)["tools/call argv"]["content"][0]["text"])
+    assert argv[1:] == ["--flag"]
+    assert " DEBUG " in done.stderr  # the server's debug lines came through (call itself logs warnings)
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_an_unknown_log_level_is_a_usage_error_not_a_traceback(where: str) -> None:
+    args = ["--log-level", "loud", "serve", str(ECHO)]
+    done = _cli(*(args if where == "before" else ["serve", str(ECHO), "--log-level", "loud"]))
+    assert done.returncode == 2
+    assert "unknown level 'loud'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_every_serve_option_says_what_it_does() -> None:
+    done = _cli("serve", "--help")
+    assert done.returncode == 0
+    options = done.stdout[done.stdout.index("\noptions:") :]
+    # argparse prints an option with no help as its bare signature on a line of its own, with the
+    # next line starting another option (or the section ending)
+    lines = options.splitlines()
+    bare = [
+        line.strip()
+        for line, after in zip(lines, [*lines[1:], ""])
+        if line.startswith("  -") and "  " not in line.strip() and not after.startswith("    ")
+    ]
+    assert bare == []
+    assert "--max-sessions MAX_SESSIONS" in options and "most live sessions" in options
+
+
+def test_a_usage_error_lists_every_command() -> None:
+    done = _cli("--log-level", "loud", "serve", str(ECHO))
+    usage = " ".join(done.stderr.split())
+    assert "{serve,call,inspect,bridge,install,conformance,explain,trace}" in usage
+
+
 async def test_what_a_target_prints_while_loading_goes_to_stderr_not_the_protocol(tmp_path: Path) -> None:
     errors = tmp_path / "stderr.txt"
     with errors.open("wb") as sink:
@@ -141,6 +180,20 @@ def test_a_target_that_fails_to_import_shows_its_traceback() -> None:
     done = _cli("serve", "tests/server/servers/broken_server.py")
     assert "Traceback" in done.stderr
     assert "broken_server.py" in done.stderr
+    # only the target's own frames: not the loader's, not importlib's
+    assert "importlib" not in done.stderr and "_targets.py" not in done.stderr
+
+
+def test_a_syntax_error_in_the_target_shows_the_line_and_its_caret_only(tmp_path: Path) -> None:
+    bad = tmp_path / "typo.py"
+    bad.write_text("from jsonrpc_mcp import Server\nserver = Server('x')\ndef f(:\n    pass\n")
+    done = _cli("serve", str(bad))
+    assert done.returncode == 2
+    lines = done.stderr.rstrip().splitlines()
+    assert lines[0] == f'  File "{bad}", line 3'
+    assert "def f(:" in lines[1] and lines[2].strip() == "^"
+    assert lines[3].startswith("SyntaxError: ")
+    assert len(lines) == 5 and lines[4].startswith(f"jsonrpc-mcp serve: loading {bad} failed: SyntaxError")
 
 
 def test_serve_exits_when_stdin_closes() -> None:
@@ -177,6 +230,11 @@ def test_call_of_a_failing_tool_exits_1() -> None:
     done = _cli("call", "--tool", "fail", "--", *_serve_command(str(ECHO)))
     assert done.returncode == 1
     assert _sections(done.stdout)["tools/call fail"]["isError"] is True
+    # the server's log line (its stderr comes through) shows the tool's frames, not the library's
+    traceback = done.stderr[done.stderr.index("Traceback") :].splitlines()
+    assert traceback[1] == f'  File "{ECHO}", line 27, in fail'
+    assert traceback[-1] == "RuntimeError: on purpose"
+    assert f"jsonrpc_mcp{os.sep}" not in done.stderr and "anyio" not in done.stderr
 
 
 def test_call_of_an_unknown_tool_prints_the_error_and_exits_1() -> None:

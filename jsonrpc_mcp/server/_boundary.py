@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+from types import TracebackType
 from typing import Any
 
 from ..errors import (
@@ -86,9 +87,11 @@ def to_wire(
         if not isinstance(exc, JsonRpcError):  # (a JsonRpcError is the wire error the handler chose)
             if mask:
                 ref = reference()
-                logger.exception("%s: the handler raised (reference %s)", handler, ref)
+                logger.error(
+                    "%s: the handler raised (reference %s)", handler, ref, exc_info=_from_author(exc)
+                )
                 return InternalError(f"Internal error: the handler of {handler} failed (reference {ref})")
-            logger.exception("%s: the handler raised", handler)
+            logger.error("%s: the handler raised", handler, exc_info=_from_author(exc))
             return InternalError(
                 f"Internal error: the handler of {handler} failed: {type(exc).__name__}: {exc}"
             )
@@ -133,7 +136,35 @@ def _tool_plane(exc: Exception, revision: Revision | None, tool: str, mask: bool
         return None
     if mask:
         ref = reference()
-        logger.exception("tool %r raised (reference %s)", tool, ref)
+        logger.error("tool %r raised (reference %s)", tool, ref, exc_info=_from_author(exc))
         return tool_error(f"Tool {tool!r} failed: an internal error (reference {ref})")
-    logger.exception("tool %r raised", tool)
+    logger.error("tool %r raised", tool, exc_info=_from_author(exc))
     return tool_error(f"Tool {tool!r} failed: {type(exc).__name__}: {exc}")
+
+
+def _library_dirs() -> tuple[str, ...]:
+    import asyncio
+    import concurrent.futures
+
+    import anyio
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the jsonrpc_mcp package
+    found = [here, *(os.path.dirname(os.path.abspath(m.__file__ or "")) for m in (anyio, asyncio))]
+    found.append(os.path.dirname(os.path.abspath(concurrent.futures.__file__ or "")))
+    return tuple(os.path.join(path, "") for path in found)  # "/a/anyio/", not a prefix of "/a/anyio2"
+
+
+_LIBRARY_DIRS: tuple[str, ...] | None = None
+
+
+def _from_author(exc: BaseException) -> tuple[type[BaseException], BaseException, TracebackType | None]:
+    """``exc_info`` for the log line of an author's handler that raised: its traceback from the
+    author's first frame on, without the frames of this package and of the event loop that led
+    there (which say nothing about the bug and fill a terminal); all of it if no frame is theirs."""
+    global _LIBRARY_DIRS
+    if _LIBRARY_DIRS is None:
+        _LIBRARY_DIRS = _library_dirs()
+    tb = exc.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_LIBRARY_DIRS):
+        tb = tb.tb_next
+    return type(exc), exc, tb if tb is not None else exc.__traceback__
