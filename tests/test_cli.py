@@ -131,7 +131,7 @@ def test_every_serve_option_says_what_it_does() -> None:
     lines = options.splitlines()
     bare = [
         line.strip()
-        for line, after in zip(lines, [*lines[1:], ""])
+        for line, after in zip(lines, [*lines[1:], ""], strict=True)
         if line.startswith("  -") and "  " not in line.strip() and not after.startswith("    ")
     ]
     assert bare == []
