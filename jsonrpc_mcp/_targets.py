@@ -92,8 +92,10 @@ def user_traceback(exc: BaseException) -> str:
     if not frames:
         return "".join(traceback.format_exception_only(type(exc), exc))
     listed = "".join(traceback.format_list(frames))
-    return "Traceback (most recent call last):\n" + listed + "".join(
-        traceback.format_exception_only(type(exc), exc)
+    return (
+        "Traceback (most recent call last):\n"
+        + listed
+        + "".join(traceback.format_exception_only(type(exc), exc))
     )
 
 
