@@ -370,7 +370,7 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
         default=_default_log_level(),
         help="stderr log level: debug, info, warning (default, or $JSONRPC_MCP_LOG_LEVEL), error",
     )
-    commands = parser.add_subparsers(dest="command_name", required=True)
+    commands = parser.add_subparsers(dest="command_name", required=True, parser_class=argparse.ArgumentParser)
 
     serve = commands.add_parser(
         "serve",
