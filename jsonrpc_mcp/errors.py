@@ -29,13 +29,22 @@ class ToolError(Exception):
     """
 
 
+_QUOTED = 200  # characters of a client's URI quoted in a message
+_KEPT = 2048  # the longest URI sent back whole in an error's data
+
+
 class ResourceNotFound(JsonRpcError):
     """No resource has this URI. The code is the negotiated revision's (-32002 before 2026-07-28)."""
 
     code = -32002
 
     def __init__(self, uri: str, message: str | None = None) -> None:
-        super().__init__(message or f"Resource not found: {uri}", {"uri": uri})
+        # the URI comes from the client and may be huge: the message quotes its start, and ``data``
+        # carries it whole only while it is of a sane length (a URL's usual limit)
+        shown = uri if len(uri) <= _QUOTED else f"{uri[:_QUOTED]}... ({len(uri)} characters)"
+        super().__init__(
+            message or f"Resource not found: {shown}", {"uri": uri} if len(uri) <= _KEPT else None
+        )
         self.uri = uri
 
 

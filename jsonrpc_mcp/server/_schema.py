@@ -320,13 +320,16 @@ class CompiledSchema:
 
     def errors(self, instance: Any) -> list[str] | None:
         """None when valid; otherwise readable messages, most specific first, at most ten."""
-        if self._fast is not None and self._fast(instance):
-            return None
-        validator = self._validator
-        if validator is None:
-            validator = self._validator = self._build()
-        first = next(validator.iter_errors(instance), None)
-        if first is None:
-            return None
-        found = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), _path(e)))
+        try:
+            if self._fast is not None and self._fast(instance):
+                return None
+            validator = self._validator
+            if validator is None:
+                validator = self._validator = self._build()
+            first = next(validator.iter_errors(instance), None)
+            if first is None:
+                return None
+            found = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), _path(e)))
+        except RecursionError:  # the checks recurse with the value's depth (JSON allows about 1,000)
+            return ["the value is nested too deeply to be checked against the schema"]
         return [format_error(e) for e in found[:_MAX_ERRORS]]
