@@ -422,3 +422,41 @@ async def test_task_ids_must_be_a_list_of_strings() -> None:
         with pytest.raises(JsonRpcError) as caught:
             await client.request("subscriptions/listen", {"notifications": {"taskIds": "x"}})
         assert caught.value.code == -32602
+
+
+async def test_a_full_store_refuses_a_new_task_as_a_tool_error_and_makes_room_from_finished_ones() -> None:
+    server = Server("full", extensions=[TasksExtension(store=InMemoryTaskStore(max_tasks=2), ttl_ms=60_000)])
+    release = anyio.Event()
+
+    @server.tool(task="required")
+    async def held() -> str:
+        await release.wait()
+        return "done"
+
+    async with client_of(server) as client:
+        first = await client.request("tools/call", {"name": "held"})
+        await client.request("tools/call", {"name": "held"})
+        refused = await client.request("tools/call", {"name": "held"})  # both still running
+        assert refused["isError"] is True
+        assert "cannot start another task" in refused["content"][0]["text"]
+        release.set()
+        await until(client, first["taskId"], "completed")
+        third = await client.request("tools/call", {"name": "held"})  # the oldest finished one made room
+        assert third["resultType"] == "task"
+        with pytest.raises(JsonRpcError):
+            await client.request("tasks/get", {"taskId": first["taskId"]})
+
+
+async def test_expired_tasks_leave_the_store_as_new_ones_come() -> None:
+    clock = Clock()
+    store = InMemoryTaskStore(clock=clock)
+    for n in range(1000):
+        await store.create({"taskId": f"t{n}", "status": "completed", "ttlMs": 1000})
+    clock.now += 2
+    await store.create({"taskId": "new", "status": "working", "ttlMs": 1000})
+    assert len(store) == 1 and await store.get("t0") is None
+
+
+def test_max_tasks_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_tasks"):
+        InMemoryTaskStore(max_tasks=0)

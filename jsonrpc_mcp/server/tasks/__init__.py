@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from ._extension import TASKS, TasksExtension
 from ._runner import TaskInputChannel, start_task
-from ._store import InMemoryTaskStore, TaskStore
+from ._store import InMemoryTaskStore, TaskStore, TaskStoreFull
 
 __all__ = [
     "TASKS",
     "InMemoryTaskStore",
     "TaskInputChannel",
     "TaskStore",
+    "TaskStoreFull",
     "TasksExtension",
     "start_task",
 ]

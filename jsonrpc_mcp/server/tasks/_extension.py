@@ -35,12 +35,12 @@ import anyio
 
 from ... import wire
 from ...jsonrpc.errors import InternalError, InvalidParams, JsonRpcError
-from .._boundary import to_wire
+from .._boundary import to_wire, tool_error
 from .._extensions import Extension, ExtensionHandler, call_client_extensions, missing_extension
 from .._mrtr import current_input_channel
 from .._stateless import finish
 from ._runner import Job, TaskInputChannel, current_job, spawn
-from ._store import PRIVATE_FIELDS, InMemoryTaskStore, TaskStore, is_terminal, now_iso
+from ._store import PRIVATE_FIELDS, InMemoryTaskStore, TaskStore, TaskStoreFull, is_terminal, now_iso
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -137,7 +137,12 @@ class TasksExtension(Extension):
             "ttlMs": self.ttl_ms,
             "pollIntervalMs": self.poll_interval_ms,
         }
-        await self.store.create(record)
+        try:
+            await self.store.create(record)
+        except TaskStoreFull:
+            self.jobs.pop(job.task_id, None)
+            job.cancel()  # (deferred: the call was running until it asked to become a task)
+            raise
         await self._changed(job.task_id)
         return record
 
@@ -155,9 +160,18 @@ class TasksExtension(Extension):
         assert self.server is not None and call.revision is not None
         return finish(self.server, call.revision, wire.TOOLS_CALL, result)
 
+    def _refused(self, call: Call, exc: TaskStoreFull) -> Any:
+        """The answer when the store has no room: a tool error the model can read."""
+        assert self.server is not None and call.revision is not None
+        text = f"The server cannot start another task now ({exc}); try again later"
+        return finish(self.server, call.revision, wire.TOOLS_CALL, tool_error(text))
+
     async def _immediate(self, call: Call, call_next: CallNext) -> Any:
         job = self._new_job(deferred=False)
-        record = await self._create(job)  # durably created before the request is answered
+        try:
+            record = await self._create(job)  # durably created before the request is answered
+        except TaskStoreFull as exc:
+            return self._refused(call, exc)
         spawn(lambda: self._run(job, call, call_next))
         return self._created_result(call, record)
 
@@ -191,7 +205,10 @@ class TasksExtension(Extension):
             if ok:
                 return value
             raise value
-        record = await self._create(job)
+        try:
+            record = await self._create(job)
+        except TaskStoreFull as exc:
+            return self._refused(call, exc)
         job.created.set()
         return self._created_result(call, record)
 

@@ -11,11 +11,20 @@ several server processes may share one.
 from __future__ import annotations
 
 import copy
+import heapq
 import time
 from datetime import datetime, timezone
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["PRIVATE_FIELDS", "TERMINAL", "InMemoryTaskStore", "TaskStore", "is_terminal", "now_iso"]
+__all__ = [
+    "PRIVATE_FIELDS",
+    "TERMINAL",
+    "InMemoryTaskStore",
+    "TaskStore",
+    "TaskStoreFull",
+    "is_terminal",
+    "now_iso",
+]
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 PRIVATE_FIELDS = frozenset({"expiresAt", "inputResponses"})
@@ -51,12 +60,30 @@ class TaskStore(Protocol):
         ...
 
 
-class InMemoryTaskStore:
-    """Tasks in a dict of this process; expired ones are dropped when met (and on each create)."""
+class TaskStoreFull(Exception):
+    """The store holds as many unfinished tasks as it may: a new one is refused."""
 
-    def __init__(self, *, clock: Any = time.time) -> None:
+
+class InMemoryTaskStore:
+    """Tasks in a dict of this process, at most ``max_tasks`` of them.
+
+    Expired tasks are dropped when met and, on each create, from a heap ordered by expiry (so a
+    create costs O(log n), never a scan of every task). When the store is full, the oldest finished
+    task makes room; if every task is still running, the new one is refused (:class:`TaskStoreFull`).
+    """
+
+    def __init__(self, *, clock: Any = time.time, max_tasks: int = 10_000) -> None:
+        if type(max_tasks) is not int or max_tasks <= 0:
+            raise ValueError("max_tasks must be a positive integer")
         self._records: dict[str, dict[str, Any]] = {}
+        self._expiry: list[tuple[float, str]] = []  # heap of (expiresAt, taskId); stale entries skipped
+        self._finished: dict[str, None] = {}  # terminal tasks, oldest first (an ordered set)
         self._clock = clock
+        self.max_tasks = max_tasks
+
+    def _drop(self, task_id: str) -> None:
+        self._records.pop(task_id, None)
+        self._finished.pop(task_id, None)
 
     def _live(self, task_id: str) -> dict[str, Any] | None:
         record = self._records.get(task_id)
@@ -64,21 +91,38 @@ class InMemoryTaskStore:
             return None
         expires = record.get("expiresAt")
         if expires is not None and self._clock() >= expires:
-            del self._records[task_id]
+            self._drop(task_id)
             return None
         return record
 
+    def _expire(self, now: float) -> None:
+        heap = self._expiry
+        while heap and heap[0][0] <= now:
+            expires, task_id = heapq.heappop(heap)
+            record = self._records.get(task_id)
+            if record is not None and record.get("expiresAt") == expires:
+                self._drop(task_id)
+
     async def create(self, record: dict[str, Any]) -> None:
-        """Store a copy of the new task (expiring ``ttlMs`` from now); expired tasks are dropped."""
+        """Store a copy of the new task (expiring ``ttlMs`` from now); expired tasks are dropped,
+        and the oldest finished one when the store is full. :class:`TaskStoreFull` when every
+        stored task is still running."""
         now = self._clock()
-        for key in [
-            k for k, r in self._records.items() if r.get("expiresAt") is not None and now >= r["expiresAt"]
-        ]:
-            del self._records[key]
+        self._expire(now)
+        if len(self._records) >= self.max_tasks:
+            if not self._finished:
+                raise TaskStoreFull(
+                    f"{len(self._records)} tasks are still running; the limit is {self.max_tasks}"
+                )
+            self._drop(next(iter(self._finished)))
         record = copy.deepcopy(record)
         ttl = record.get("ttlMs")
         record["expiresAt"] = None if ttl is None else now + ttl / 1000
         self._records[record["taskId"]] = record
+        if record["expiresAt"] is not None:
+            heapq.heappush(self._expiry, (record["expiresAt"], record["taskId"]))
+        if is_terminal(record):
+            self._finished[record["taskId"]] = None
 
     async def get(self, task_id: str) -> dict[str, Any] | None:
         """A copy of the task, or None when there is none (never created, or expired)."""
@@ -96,6 +140,8 @@ class InMemoryTaskStore:
                 record.pop(key, None)
             else:
                 record[key] = value
+        if is_terminal(record):
+            self._finished[task_id] = None
         return copy.deepcopy(record)
 
     def __len__(self) -> int:
