@@ -128,9 +128,12 @@ class FdStream:
 
     async def receive(self) -> bytes:
         """The next line read from stdin (without its newline); raises ``anyio.EndOfStream`` at
-        the end of input, :class:`FrameTooLarge` for a discarded oversized line."""
+        the end of input, :class:`FrameTooLarge` for a discarded oversized line,
+        ``anyio.BrokenResourceError`` once stdout was found closed."""
         lines = self._lines
         while True:
+            if self._broken:
+                raise anyio.BrokenResourceError("the output was closed")
             line = lines.pop()  # raises FrameTooLarge for a discarded line
             if line is not None:
                 return line
@@ -237,7 +240,7 @@ class FdStream:
             written = 0
         except OSError as exc:  # the pipe is gone: the next send reports it
             if isinstance(exc, BrokenPipeError):
-                self._broken = True
+                self._output_gone()
             logger.debug("writing held-back output failed: %r", exc)
             self._held = None
             self._held_size = 0
@@ -248,6 +251,17 @@ class FdStream:
         else:
             self._held = [data[written:]]
             self._held_size = len(data) - written
+
+    def _output_gone(self) -> None:
+        """A write found stdout closed: nobody can read an answer any more, so stop serving (the
+        waiting receive() ends) rather than read requests that could never be answered."""
+        if self._broken:
+            return
+        self._broken = True
+        logger.warning("the output (stdout) was closed by the other side: stopping")
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _stop_reading(self) -> None:
         if self._reading and self._loop is not None:
@@ -323,7 +337,7 @@ class FdStream:
             except BlockingIOError:
                 pass
             except BrokenPipeError:
-                self._broken = True
+                self._output_gone()
                 raise anyio.BrokenResourceError from None
             if not data:
                 return
@@ -335,7 +349,7 @@ class FdStream:
                     await anyio.wait_writable(self._wfd)
                     continue
                 except BrokenPipeError:
-                    self._broken = True
+                    self._output_gone()
                     raise anyio.BrokenResourceError from None
                 data = data[written:]
 
