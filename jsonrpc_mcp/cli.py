@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from . import __version__
+from ._serve_options import LOG_LEVELS, MAX_LINE, log_level, serve_options
 from ._targets import TargetError, load_target, user_traceback
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _configure_logging(level: str) -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(encoding="utf-8", errors="backslashreplace")
-    known = level.upper() in _LOG_LEVELS
+    known = level.upper() in LOG_LEVELS
     logging.basicConfig(
         stream=sys.stderr,
         level=level.upper() if known else logging.WARNING,
@@ -47,74 +48,6 @@ def _configure_logging(level: str) -> None:
     )
     if not known:  # only $JSONRPC_MCP_LOG_LEVEL gets here: the option is checked by argparse
         logging.getLogger("jsonrpc_mcp").warning("unknown log level %r: using warning", level)
-
-
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _log_level(value: str) -> str:
-    """``--log-level``'s type: a level name, any case."""
-    import argparse
-
-    if value.upper() not in _LOG_LEVELS:
-        raise argparse.ArgumentTypeError(
-            f"unknown level {value!r} (one of: {', '.join(_LOG_LEVELS).lower()})"
-        )
-    return value.lower()
-
-
-_MAX_LINE = 4 * 1024 * 1024
-
-
-def _serve_options() -> argparse.ArgumentParser:
-    """The options of ``serve``; they may stand before or after TARGET (``--`` ends them)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    add = parser.add_argument
-    add(
-        "--http",
-        action="store_true",
-        help="serve Streamable HTTP (every revision on one endpoint), not stdio",
-    )
-    add("--host", default="127.0.0.1", help="--http: the address to bind (default 127.0.0.1)")
-    add("--port", type=int, default=8000, help="--http: the port (default 8000; 0: any free one, printed)")
-    add("--path", default="/mcp", help="--http: the MCP endpoint's path (default /mcp)")
-    add("--stateless", action="store_true", help="--http: no sessions (each request stands alone)")
-    add("--json-response", action="store_true", help="--http: answer POSTs with JSON, never SSE")
-    add("--workers", type=int, default=1, help="--http: worker processes (with --stateless or --redis)")
-    add("--session-timeout", type=float, default=1800.0, help="--http: idle seconds before a session ends")
-    add("--max-sessions", type=int, default=10_000, help="--http: most live sessions (0: no limit)")
-    add("--body-timeout", type=float, default=30.0, help="--http: seconds to read a request body (0: none)")
-    add("--ssl-certfile", help="--http over TLS: the certificate chain (PEM)")
-    add("--ssl-keyfile", help="--http over TLS: the private key (PEM)")
-    add("--log-format", choices=["text", "json"], default="text", help="json: one JSON object a line")
-    add("--log-level", type=_log_level, default=argparse.SUPPRESS, help="as before the command: the level")
-    add(
-        "--max-line",
-        type=int,
-        default=_MAX_LINE,
-        help="stdio: the longest line read, in bytes (default 4 MiB)",
-    )
-    from ._auth_options import add_auth_options
-
-    add_auth_options(parser)  # --auth-*: bearer tokens (JWT/JWKS or introspection), --http only
-    add("--redis", metavar="URL", help="--http: share sessions through Redis (redis://host:port/db)")
-    add("--health-path", default="/healthz", help='--http: the liveness probe\'s path ("": none)')
-    add("--ready-path", default="/readyz", help='--http: the readiness probe\'s path ("": none)')
-    add(
-        "--drain-delay", type=float, default=0.0, help="--http, on SIGTERM: seconds not ready before stopping"
-    )
-    add(
-        "--drain-grace", type=float, default=5.0, help="--http, stopping: seconds in-flight requests may take"
-    )
-    add(
-        "--loop",
-        choices=["auto", "asyncio", "uvloop"],
-        help="--http: the event loop (auto: uvloop if installed)",
-    )
-    add("--http-parser", choices=["auto", "h11", "httptools"], help="--http: the HTTP/1.1 parser")
-    return parser
 
 
 def _split_serve_args(args: argparse.Namespace) -> tuple[argparse.Namespace, list[str]]:
@@ -125,7 +58,7 @@ def _split_serve_args(args: argparse.Namespace) -> tuple[argparse.Namespace, lis
     if "--" in rest:
         cut = rest.index("--")
         rest, passthrough = rest[:cut], rest[cut + 1 :]
-    options, unknown = _serve_options().parse_known_args(rest, namespace=argparse.Namespace(**vars(args)))
+    options, unknown = serve_options().parse_known_args(rest, namespace=argparse.Namespace(**vars(args)))
     return options, unknown + passthrough
 
 
@@ -366,7 +299,7 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     parser.add_argument("--version", action="version", version=f"jsonrpc-mcp {__version__}")
     parser.add_argument(
         "--log-level",
-        type=_log_level,
+        type=log_level,
         default=_default_log_level(),
         help="stderr log level: debug, info, warning (default, or $JSONRPC_MCP_LOG_LEVEL), error",
     )
@@ -375,7 +308,7 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     serve = commands.add_parser(
         "serve",
         help="serve a jsonrpc_mcp Server over stdio, or over HTTP with --http",
-        parents=[_serve_options()],
+        parents=[serve_options()],
         description="Options may also follow TARGET; other arguments (or all after --) go to the target.",
     )
     serve.add_argument(
@@ -426,7 +359,7 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
     bridge = commands.add_parser(
         "bridge",
         help="serve an MCP server over another transport: a URL over stdio, or a stdio command over HTTP",
-        parents=[_serve_options()],
+        parents=[serve_options()],
         description="bridge URL: a stdio server forwarding to the MCP server at URL. bridge --http"
         " [--port P] -- CMD...: the stdio server CMD served over Streamable HTTP (with serve --http's"
         " options). Either side speaks either protocol era.",
@@ -586,7 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = _load_for_serving(*plain)
         if server is None:
             return 2
-        server.run(max_line=_MAX_LINE)
+        server.run(max_line=MAX_LINE)
         return 0
     commands = _other_commands(sys.argv[1:] if argv is None else argv)
     if isinstance(commands, int):

@@ -85,6 +85,19 @@ class Serving:
             finally:
                 self.detach(session)
 
+    def _run_http(self, given: dict[str, Any]) -> None:
+        from .._serve_options import serve_options
+        from ..http._serve import serve_http
+
+        options = serve_options().parse_args([])
+        unknown = sorted(set(given) - set(vars(options)) | {"http", "workers"} & set(given))
+        if unknown:
+            raise TypeError(f"not an option of transport='http': {', '.join(unknown)}")
+        vars(options).update(given, http=True)
+        status = serve_http(self._server(), options, target="", target_args=[])
+        if status:
+            raise SystemExit(status)
+
     async def serve_stdio(self, *, max_line: int | None = None) -> None:
         """Serve over this process's stdin/stdout until stdin closes (``max_line``: the longest
         line read, 4 MiB by default)."""
@@ -100,8 +113,21 @@ class Serving:
 
         return McpHttpApp(self._server(), **options)
 
-    def run(self, *, max_line: int | None = None) -> None:
-        """Serve over stdio (blocking), then exit promptly even if a sync handler is still busy."""
+    def run(self, transport: str = "stdio", *, max_line: int | None = None, **http_options: Any) -> None:
+        """Serve until stopped (blocking): over stdio (then exit promptly even if a sync handler is
+        still busy), or with ``transport="http"`` over Streamable HTTP as ``jsonrpc-mcp serve --http``
+        does; ``http_options`` are that command's options by their Python names (``host``, ``port``
+        (0: any free port), ``path``, ``stateless``, ``json_response``, ``session_timeout``...).
+        The URL served is printed on stderr; a failure to start is a ``SystemExit`` with its line."""
+        if transport in ("http", "streamable-http"):
+            self._run_http(http_options)
+            return
+        if transport != "stdio":
+            raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+        if http_options:
+            raise TypeError(
+                f"options for transport='http' given with stdio: {', '.join(sorted(http_options))}"
+            )
         anyio.run(lambda: self.serve_stdio(max_line=max_line))
         deadline = time.monotonic() + 0.5
         for thread in threading.enumerate():

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from jsonrpc_mcp._auth_options import auth_settings, auth_spec
-from jsonrpc_mcp.cli import _serve_options
+from jsonrpc_mcp._serve_options import serve_options as _serve_options
 from jsonrpc_mcp.http import audience_matches
 
 from .issuer import Issuer, rsa_key, running_issuer
