@@ -11,6 +11,7 @@ import base64
 import functools
 import inspect
 import logging
+import math
 import re
 import typing
 from collections.abc import Callable, Iterator
@@ -291,11 +292,34 @@ class ResourceTemplate(Resource):
         except ValueError as exc:
             raise RegistrationError(str(exc)) from None
         super().__init__(uri_template, fn, **kwargs)
+        properties = _describe(fn, f"resource {uri_template!r}").input_schema.get("properties", {})
+        self._casts = {
+            name: cast
+            for name in self.template.variables
+            if (cast := _CASTS.get(_scalar_type(properties.get(name)))) is not None
+        }
         missing = set(self.template.variables) - set(self.handler.params)
         if missing and not self.handler.var_kwargs:
             raise RegistrationError(
                 f"resource template {uri_template!r}: the handler has no parameter for {sorted(missing)}"
             )
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        """The template's variables in ``uri``, each converted to its parameter's annotated type
+        (``int``, ``float``, ``bool``); None when ``uri`` does not match, or a value is not of
+        that type (``items://abc`` is not ``items://{id}`` with ``id: int``: another template or
+        "not found" answers)."""
+        variables: dict[str, Any] | None = self.template.match(uri)
+        if variables is None or not self._casts:
+            return variables
+        for name, cast in self._casts.items():
+            value = variables.get(name)
+            if isinstance(value, str):
+                try:
+                    variables[name] = cast(value)
+                except ValueError:
+                    return None
+        return variables
 
     def to_wire(self, revision: Revision) -> dict[str, Any]:
         """The template's ``resources/templates/list`` entry, as ``revision`` spells it."""
@@ -303,6 +327,46 @@ class ResourceTemplate(Resource):
         out["uriTemplate"] = out.pop("uri")
         out.pop("size", None)
         return out
+
+
+def _integer(text: str) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or text.strip() != text or "_" in text:
+        raise ValueError(text)
+    return value
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise ValueError(text)
+    return lowered == "true"
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
+_CASTS: dict[str | None, Callable[[str], Any]] = {"integer": _integer, "number": _number, "boolean": _boolean}
+
+
+def _scalar_type(schema: Any) -> str | None:
+    """The JSON type a parameter's schema names, ``null`` aside (``int | None`` is ``integer``)."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind is None and isinstance(schema.get("anyOf"), list):
+        kinds = [
+            _scalar_type(s) for s in schema["anyOf"] if not (isinstance(s, dict) and s.get("type") == "null")
+        ]
+        kind = kinds[0] if len(kinds) == 1 else None
+    return kind if isinstance(kind, str) else None
 
 
 def contents_from(value: Any, uri: str, mime_type: str | None, revision: Revision) -> list[dict[str, Any]]:

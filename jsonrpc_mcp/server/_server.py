@@ -518,7 +518,7 @@ class Server(Serving):
         if resource is not None:
             return await resource.read(uri, {}, ctx)
         for template in self.templates:
-            variables = template.template.match(uri)
+            variables = template.match(uri)
             if variables is not None:
                 return await template.read(uri, variables, ctx)
         raise ResourceNotFound(uri)

@@ -183,3 +183,44 @@ async def test_removing_a_template() -> None:
     server.add_resource("t://{id}", lambda id: id)
     assert server.remove_resource("t://{id}")
     assert len(server.templates) == 0
+
+
+async def test_template_variables_arrive_as_their_annotated_types() -> None:
+    server = Server("typed")
+    seen: list[Any] = []
+
+    @server.resource("items://{item_id}/{ratio}/{draft}")
+    def item(item_id: int, ratio: float, draft: bool) -> str:
+        seen.append((item_id, ratio, draft))
+        return f"{item_id + 1} {ratio * 2} {not draft}"
+
+    @server.resource("names://{name}")
+    def named(name: str) -> str:
+        return name
+
+    async with connect(server) as client:
+        read = await client.read_resource("items://42/0.5/true")
+        assert read["contents"][0]["text"] == "43 1.0 False"
+        assert seen == [(42, 0.5, True)] and type(seen[0][0]) is int
+        assert (await client.read_resource("names://42"))["contents"][0]["text"] == "42"  # str stays str
+        for wrong in (
+            "items://abc/0.5/true",
+            "items://4_2/0.5/true",
+            "items://42/nan/true",
+            "items://1/2/maybe",
+        ):
+            with pytest.raises(JsonRpcError) as info:
+                await client.read_resource(wrong)
+            assert info.value.code == -32002  # not this template's: nothing else matches either
+    assert len(seen) == 1
+
+
+async def test_an_optional_int_variable_is_an_int_too() -> None:
+    server = Server("typed")
+
+    @server.resource("pages://{number}")
+    def page(number: int | None = None) -> str:
+        return repr(number)
+
+    async with connect(server) as client:
+        assert (await client.read_resource("pages://7"))["contents"][0]["text"] == "7"
