@@ -58,7 +58,7 @@ from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ..transports.http._authz import claim_auth_failure
-from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
+from ._dispatch import ClientDispatcher, NotificationCallback, ProgressCallback, RequestHandler
 from ._modern import (
     InputRequiredError,
     Subscription,
@@ -429,8 +429,10 @@ class Client(SkillsMixin):
         *,
         timeout: float | None = _DEFAULT,
         task: bool = False,
+        progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
         """The raw ``CallToolResult`` (check ``isError``); protocol errors raise JsonRpcError.
+        ``progress(progress, total, message)`` hears the call's progress notifications.
 
         Modern era: input requests are answered as the module docs say (an ``InputRequiredResult``
         comes back as it is when the application cannot answer it). ``task=True`` declares the
@@ -442,10 +444,11 @@ class Client(SkillsMixin):
         self._refuse_rejected(name)
         if task:
             return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
-        return await self._with_input(wire.TOOLS_CALL, params, timeout)
+        params: dict[str, Any] = (
+            {"name": name} if arguments is None else {"name": name, "arguments": arguments}
+        )
+        with self._dispatcher.progress(params, progress) as params:
+            return await self._with_input(wire.TOOLS_CALL, params, timeout)
 
     async def start_tool_task(
         self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT
