@@ -32,6 +32,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -43,11 +44,13 @@ from ._asking import Asking
 from ._clientlog import PREFIX, ClientLogger, ClientLogHandler, level_index
 from ._extensions import client_extensions
 from ._mrtr import Exchange, current_exchange
+from ._pipeline import current_access_token
 
 if TYPE_CHECKING:
+    from ..http._auth import AccessToken
     from ._session import ServerSession
 
-__all__ = ["Context"]
+__all__ = ["Context", "current_context", "get_context"]
 
 logger = logging.getLogger("jsonrpc_mcp.server")
 
@@ -56,6 +59,19 @@ _DEFAULT: Any = object()
 # Guards every context's outbox and closed flag (held for a few bytecodes; shared, so that a
 # Context costs no lock of its own).
 _OUTBOX_LOCK = threading.Lock()
+
+
+# The Context of the request whose handler runs (its worker thread too: anyio copies the context).
+current_context: ContextVar[Context | None] = ContextVar("jsonrpc_mcp_context", default=None)
+
+
+def get_context() -> Context:
+    """The :class:`Context` of the request being served, for code that was not handed one (a
+    helper a tool calls, a function deep in a library); RuntimeError outside a request handler."""
+    ctx = current_context.get()
+    if ctx is None:
+        raise RuntimeError("get_context() was called outside a request handler (a tool, resource or prompt)")
+    return ctx
 
 
 class Context(Asking):
@@ -94,6 +110,13 @@ class Context(Asking):
         self._asks = 0
 
     # -- about the request ------------------------------------------------------------------------
+    @property
+    def access_token(self) -> AccessToken | None:
+        """The bearer token the server's verifier accepted for the HTTP request that carried this
+        request (``client_id``, ``scopes``, ``claims``); None without token checks, or when no HTTP
+        request carried it (stdio, in memory)."""
+        return current_access_token.get()
+
     @property
     def request_id(self) -> Any:
         """The JSON-RPC id of the request being served."""

@@ -22,7 +22,7 @@ from ..jsonrpc.messages import Request
 from ..revisions import Revision, negotiate
 from ._boundary import InvalidArguments, to_wire
 from ._clientlog import LEVELS, level_index
-from ._context import Context
+from ._context import Context, current_context
 from ._extensions import client_extensions, missing_extension
 from ._subscriptions import listen
 
@@ -182,6 +182,7 @@ async def _tools_list(session: ServerSession, params: dict[str, Any], rc: Reques
 async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[Context], Awaitable[T]]) -> T:
     """Run a handler with its Context: what it queued is sent before the answer, nothing after it."""
     ctx = Context(session, rc)
+    token = current_context.set(ctx)
     try:
         result = await run(ctx)
     except BaseException as exc:
@@ -193,6 +194,8 @@ async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[
             except Exception:
                 logger.debug("could not flush the %s request's messages", rc.method, exc_info=True)
         raise
+    finally:
+        current_context.reset(token)
     await ctx._finish()
     return result
 

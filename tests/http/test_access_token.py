@@ -8,8 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from jsonrpc_mcp import Client, Server
+from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.http import AccessToken, AuthSettings, McpHttpApp, StaticTokenVerifier
+from jsonrpc_mcp.server._context import get_context
 from jsonrpc_mcp.testing import connect
 
 from .support import TIMEOUT, serving
@@ -68,3 +69,35 @@ async def test_no_auth_and_no_http_mean_no_token() -> None:
         async with connect(server) as client:
             await client.call_tool("ping", {})
     assert [who for method, who in seen if method == "tools/call"] == [None, None]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_tool_reads_the_token_from_its_context_or_get_context(mode: str) -> None:
+    server = Server("who")
+
+    def caller() -> str:  # a helper deep in the application, handed no Context
+        token = get_context().access_token
+        return "anonymous" if token is None else token.client_id
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:  # a plain def: runs in a worker thread
+        token = ctx.access_token
+        return f"{None if token is None else sorted(token.scopes)} {caller()}"
+
+    app = McpHttpApp(server)
+    with anyio.fail_after(TIMEOUT * 3):
+        async with serving(app) as base:
+            url = base + "/mcp"
+            app.auth = AuthSettings(
+                verifier=StaticTokenVerifier(TOKENS),
+                resource_server_url=url,
+                authorization_servers=["https://auth.example.com/"],
+            )
+            async with Client.http(url, headers={"Authorization": "Bearer t-read"}, mode=mode) as client:
+                result = await client.call_tool("whoami", {})
+        async with connect(server, mode=mode) as client:
+            in_memory = await client.call_tool("whoami", {})
+    assert result["content"][0]["text"] == "['db:read'] reporting"
+    assert in_memory["content"][0]["text"] == "None anonymous"
+    with pytest.raises(RuntimeError, match="outside a request handler"):
+        get_context()
