@@ -58,6 +58,7 @@ from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ..transports.http._authz import claim_auth_failure
+from ._apps import AppsMixin
 from ._dispatch import ClientDispatcher, NotificationCallback, RequestHandler
 from ._modern import (
     InputRequiredError,
@@ -91,7 +92,7 @@ class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
 
 
-class Client(SkillsMixin):
+class Client(SkillsMixin, AppsMixin):
     """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
 
     ``mode`` is ``"legacy"`` (default), ``"auto"`` or the version of a stateless revision (2026-07-28)
