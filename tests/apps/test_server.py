@@ -229,3 +229,19 @@ async def test_the_client_refuses_a_view_of_another_mime_type_or_meta() -> None:
             await client.read_app("t")
         with pytest.raises(AppError, match="lists no tool 'nonexistent-tool'"):
             await client.read_app("nonexistent-tool")
+
+
+async def test_inspect_shows_each_view_its_tools_and_what_would_stop_a_host(tmp_path: Path) -> None:
+    from jsonrpc_mcp._inspect import collect, render_text
+
+    server = make_server(tmp_path)
+    server.add_resource("ui://boards/plain", lambda: PAGE, mime_type="text/html")
+    server.apps.add_tool("odd", lambda: "x", view="ui://boards/plain")
+    async with connect(server, extensions=APPS) as client:
+        report = await collect(client)
+    text = render_text(report)
+    assert "Apps (2 views):\n  ui://boards/text (" in text
+    assert "    tool show (model, app)\n    tool move (app)\n" in text
+    assert '    _meta.ui: {"prefersBorder": true}' in text
+    assert "  ui://boards/plain\n    tool odd (model, app)\n" in text
+    assert "    NOT RENDERABLE: 'ui://boards/plain' has the MIME type 'text/html'" in text
