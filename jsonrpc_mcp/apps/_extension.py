@@ -61,6 +61,7 @@ class View(Resource):
     ui: dict[str, Any]
 
     async def read(self, uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
+        """The read's contents, each item carrying the view's ``_meta.ui`` unless it has its own."""
         contents = await super().read(uri, variables, ctx)
         if not ctx.revision.has_definition_meta:
             return contents
