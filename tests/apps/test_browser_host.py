@@ -93,8 +93,13 @@ def _drive(binary: str, backend: apps_host.HostBackend, tmp_path: Path) -> None:
         view = browser.frame_context()
         rows = "[...document.querySelectorAll('li.memory')].map(li => li.querySelector('.text').textContent)"
         shopping = ["Buy oat milk and coffee", "Pick up the parcel at the post office"]
-        wait_for(
-            "the view to list the shopping memories", lambda: sorted(browser.evaluate(rows, view)) == shopping
+        status = "document.getElementById('status').textContent"
+        wait_for(  # recall's result may show first; the view's own browse then brings the tags
+            "the view to browse the shopping memories",
+            lambda: (
+                sorted(browser.evaluate(rows, view)) == shopping
+                and "of 3 memories" in browser.evaluate(status, view)
+            ),
         )
         assert browser.evaluate("document.getElementById('tag').value", view) == "shopping"
         tags = browser.evaluate("[...document.getElementById('tag').options].map(o => o.value)", view)
@@ -119,7 +124,6 @@ def _drive(binary: str, backend: apps_host.HostBackend, tmp_path: Path) -> None:
             "the view to drop the forgotten memory",
             lambda: browser.evaluate(rows, view) == ["Pick up the parcel at the post office"],
         )
-        status = "document.getElementById('status').textContent"
         wait_for("the view to browse again", lambda: "of 2 memories" in browser.evaluate(status, view))
         assert {"name": "forget", "arguments": {"id": 1}} in backend.calls
 
