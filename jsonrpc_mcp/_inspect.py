@@ -62,7 +62,41 @@ async def collect(client: Client) -> dict[str, Any]:
         report["resourceTemplates"] = await client.list_resource_templates()
     if "prompts" in caps:
         report["prompts"] = await client.list_prompts()
+    if "tools" in caps:
+        apps = await _apps(client, report["tools"])
+        if apps:
+            report["apps"] = apps
     return report
+
+
+async def _apps(client: Client, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """MCP Apps: each view a tool links to, the tools linked to it, and whether a host could render it."""
+    from .apps._client import AppError
+    from .apps._model import app_link
+    from .jsonrpc.errors import JsonRpcError
+
+    views: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        try:
+            link = app_link(tool)
+        except ValueError as exc:
+            views.setdefault("(malformed)", {"uri": None, "tools": [], "problem": str(exc)})
+            continue
+        if link is None or link.resource_uri is None:
+            continue
+        view = views.setdefault(link.resource_uri, {"uri": link.resource_uri, "tools": []})
+        view["tools"].append({"name": tool.get("name"), "visibility": list(link.visibility)})
+    for view in views.values():
+        if view["uri"] is None:
+            continue
+        try:
+            read = await client.read_app(view["uri"])
+        except (AppError, JsonRpcError) as exc:
+            view["problem"] = str(exc)
+        else:
+            view["ui"] = read.ui
+            view["size"] = len(read.html.encode())
+    return list(views.values())
 
 
 def _schema_lines(schema: Any, indent: str) -> list[str]:
@@ -145,6 +179,18 @@ def render_text(report: dict[str, Any]) -> str:
                 lines.append(
                     f"    - {argument.get('name', '?')}{required}{': ' + description if description else ''}"
                 )
+    if report.get("apps"):
+        count = len(report["apps"])
+        lines += ["", f"Apps ({count} {'view' if count == 1 else 'views'}):"]
+        for view in report["apps"]:
+            size = f" ({view['size']} bytes)" if "size" in view else ""
+            lines.append(f"  {view['uri'] or '(no view)'}{size}")
+            for tool in view["tools"]:
+                lines.append(f"    tool {tool['name']} ({', '.join(tool['visibility'])})")
+            if view.get("ui"):
+                lines.append(f"    _meta.ui: {json.dumps(view['ui'], ensure_ascii=False)}")
+            if view.get("problem"):
+                lines.append(f"    NOT RENDERABLE: {view['problem']}")
     return "\n".join(lines) + "\n"
 
 
@@ -217,9 +263,11 @@ async def _inspect(
 ) -> dict[str, Any]:
     import anyio
 
+    from .apps._model import CLIENT_SETTINGS, EXTENSION_ID
     from .client import Client
 
     options: dict[str, Any] = {"request_timeout": timeout, "mode": mode, "initialize": False}
+    options["extensions"] = {EXTENSION_ID: CLIENT_SETTINGS}  # a host that shows apps sees them all
     if kind == "http":
         connect = Client.http(
             target[0], headers=server.headers, auth=auth, timeout=timeout, read_timeout=timeout, **options

@@ -281,6 +281,14 @@ class MemoryStore:
             return []
         return [m for m in self.all() if clean[0] in m["tags"]]
 
+    def tag_counts(self) -> dict[str, int]:
+        """Every tag in use and how many memories carry it, most used first (then by name)."""
+        counts: dict[str, int] = {}
+        for memory in self.all():
+            for tag in memory["tags"]:
+                counts[tag] = counts.get(tag, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
     def get(self, memory_id: int) -> Memory | None:
         """Return one memory by id, or None."""
         with self._lock:

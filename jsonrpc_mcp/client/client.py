@@ -58,6 +58,7 @@ from ..telemetry import ClientTelemetry, client_telemetry
 from ..transports.base import MessageStream
 from ..transports.framing import DEFAULT_MAX_LINE
 from ..transports.http._authz import claim_auth_failure
+from ._apps import AppsMixin
 from ._dispatch import ClientDispatcher, NotificationCallback, ProgressCallback, RequestHandler
 from ._modern import (
     InputRequiredError,
@@ -91,7 +92,7 @@ class UnsupportedProtocolVersion(Exception):
     """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
 
 
-class Client(SkillsMixin):
+class Client(SkillsMixin, AppsMixin):
     """An MCP client over any message stream. Use as ``async with Client(stream) as client:``.
 
     ``mode`` is ``"legacy"`` (default), ``"auto"`` or the version of a stateless revision (2026-07-28)
@@ -459,9 +460,9 @@ class Client(SkillsMixin):
         ``request_handlers``), or holding the result when the server answered at once. A tool
         :meth:`list_tools` left out raises :class:`RejectedToolError` (see :meth:`call_tool`)."""
         self._refuse_rejected(name)
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
+        params: dict[str, Any] = (
+            {"name": name} if arguments is None else {"name": name, "arguments": arguments}
+        )
         if self.is_modern:
             params = with_tasks_declared(params, self.capabilities, wire.CLIENT_CAPABILITIES)
         created = await self._with_input(wire.TOOLS_CALL, params, timeout)
@@ -494,9 +495,9 @@ class Client(SkillsMixin):
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _DEFAULT
     ) -> dict[str, Any]:
         """``prompts/get``: the prompt ``name`` rendered with ``arguments`` (a GetPromptResult)."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
+        params: dict[str, Any] = (
+            {"name": name} if arguments is None else {"name": name, "arguments": arguments}
+        )
         return await self._with_input(wire.PROMPTS_GET, params, timeout)
 
     async def _with_input(self, method: str, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from ._session import ServerSession
 from ._subscriptions import SubscriptionHub
 
 if TYPE_CHECKING:
-    pass
+    from ..apps._extension import Apps
 
 __all__ = ["Server"]
 
@@ -189,6 +189,18 @@ class Server(Serving):
         """Offer an MCP extension (SEP-2133): declared in ``capabilities.extensions``, its methods
         routable, its middleware (if any) run around every request (see :class:`Extension`)."""
         register_extension(self, extension)
+
+    @property
+    def apps(self) -> Apps:
+        """MCP Apps (``io.modelcontextprotocol/ui``): views and the tools linked to them (the
+        extension is added on first use; see :class:`jsonrpc_mcp.apps.Apps`)."""
+        found = self.extensions.get("io.modelcontextprotocol/ui")
+        if found is None:
+            from ..apps._extension import Apps
+
+            found = Apps()
+            self.add_extension(found)
+        return found  # type: ignore[return-value]
 
     # -- registration -----------------------------------------------------------------------------
     def add_tool(

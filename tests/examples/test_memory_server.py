@@ -91,7 +91,11 @@ async def test_initialize_advertises_tools_resources_prompts_and_instructions(me
             "resources",
             "prompts",
             "logging",
-        }  # forget_tag has ctx
+            "extensions",
+        }  # forget_tag has ctx; the extension is MCP Apps
+        assert client.server_capabilities["extensions"] == {
+            "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}
+        }
         assert client.server_info["name"] == "memory"
         instructions = client.instructions or ""
         assert "remember" in instructions and "recall" in instructions and "forget" in instructions
@@ -305,7 +309,10 @@ async def test_forget_unknown_id_is_a_tool_error(memory_server: Any, store: Any)
 async def test_resources_list_describes_memory_all(memory_server: Any) -> None:
     async with session(memory_server) as client:
         resources = await client.list_resources()
-    assert [(r["uri"], r["mimeType"]) for r in resources] == [("memory://all", "application/json")]
+    assert [(r["uri"], r["mimeType"]) for r in resources] == [
+        ("ui://memory/browser", "text/html;profile=mcp-app"),  # the MCP Apps view (tests/apps)
+        ("memory://all", "application/json"),
+    ]
 
 
 @pytest.mark.anyio
