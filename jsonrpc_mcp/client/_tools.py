@@ -10,7 +10,7 @@ from typing import Any
 
 from ..transports.http._mcp_headers import invalid_header_declarations
 
-__all__ = ["RejectedToolError", "ToolScreen", "mirrors_headers"]
+__all__ = ["RejectedToolError", "ToolScreen", "mirrors_headers", "named"]
 
 logger = logging.getLogger("jsonrpc_mcp.client")
 
@@ -75,3 +75,8 @@ def mirrors_headers(is_modern: bool, transport: str | None, stream: object) -> b
     # not imported for the test: a stream of that class exists only once its module is loaded
     core = sys.modules.get("jsonrpc_mcp.transports.http._core")
     return core is not None and isinstance(stream, core.StreamCore)
+
+
+def named(name: str, arguments: Any) -> dict[str, Any]:
+    """The params of a ``tools/call`` or ``prompts/get``: the name, and the arguments when given."""
+    return {"name": name} if arguments is None else {"name": name, "arguments": arguments}

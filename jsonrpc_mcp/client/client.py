@@ -71,7 +71,7 @@ from ._modern import (
 )
 from ._skills import SkillsMixin
 from ._tasks import ToolTask, with_tasks_declared
-from ._tools import RejectedToolError, ToolScreen, mirrors_headers
+from ._tools import RejectedToolError, ToolScreen, mirrors_headers, named
 
 if TYPE_CHECKING:
     from ..transports.http._authz import HttpAuth
@@ -445,9 +445,7 @@ class Client(SkillsMixin, AppsMixin):
         self._refuse_rejected(name)
         if task:
             return await (await self.start_tool_task(name, arguments, timeout=timeout)).result()
-        params: dict[str, Any] = (
-            {"name": name} if arguments is None else {"name": name, "arguments": arguments}
-        )
+        params = named(name, arguments)
         with self._dispatcher.progress(params, progress) as params:
             return await self._with_input(wire.TOOLS_CALL, params, timeout)
 
@@ -460,9 +458,7 @@ class Client(SkillsMixin, AppsMixin):
         ``request_handlers``), or holding the result when the server answered at once. A tool
         :meth:`list_tools` left out raises :class:`RejectedToolError` (see :meth:`call_tool`)."""
         self._refuse_rejected(name)
-        params: dict[str, Any] = (
-            {"name": name} if arguments is None else {"name": name, "arguments": arguments}
-        )
+        params = named(name, arguments)
         if self.is_modern:
             params = with_tasks_declared(params, self.capabilities, wire.CLIENT_CAPABILITIES)
         created = await self._with_input(wire.TOOLS_CALL, params, timeout)
@@ -495,9 +491,7 @@ class Client(SkillsMixin, AppsMixin):
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _DEFAULT
     ) -> dict[str, Any]:
         """``prompts/get``: the prompt ``name`` rendered with ``arguments`` (a GetPromptResult)."""
-        params: dict[str, Any] = (
-            {"name": name} if arguments is None else {"name": name, "arguments": arguments}
-        )
+        params = named(name, arguments)
         return await self._with_input(wire.PROMPTS_GET, params, timeout)
 
     async def _with_input(self, method: str, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
