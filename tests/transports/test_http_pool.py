@@ -32,7 +32,7 @@ from jsonrpc_mcp.transports.http._pool import (
     map_exceptions,
     split_url,
 )
-from jsonrpc_mcp.transports.http_client import legacy_sse
+from jsonrpc_mcp.transports.http import legacy_sse
 
 pytestmark = pytest.mark.anyio
 
