@@ -266,9 +266,7 @@ class Client(SkillsMixin):
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         revision = get_revision(version) if isinstance(version, str) else None
         if revision is None or revision not in HANDSHAKE_REVISIONS:
-            raise NoCommonVersion(
-                f"the server chose protocol revision {version!r}, which we do not speak"
-            )
+            raise NoCommonVersion(f"the server chose protocol revision {version!r}, which we do not speak")
         self.revision = revision
         self.initialize_result = result
         await self.notify(wire.INITIALIZED)
@@ -280,9 +278,7 @@ class Client(SkillsMixin):
         version = self.revision.version if self.is_modern and self.revision else LATEST_MODERN.version
         asked, result = await self._discover_at(version, timeout)
         if not self._adopt(asked, result):
-            raise NoCommonVersion(
-                f"server/discover named no protocol revision we speak: {result!r}"
-            )
+            raise NoCommonVersion(f"server/discover named no protocol revision we speak: {result!r}")
         return self.discover_result
 
     async def _discover_at(self, version: str, timeout: float | None) -> tuple[str, Any]:
