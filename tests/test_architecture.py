@@ -183,7 +183,7 @@ def test_the_server_and_the_client_do_not_import_each_other() -> None:
 def _re_exports_only(tree: ast.Module) -> bool:
     """A module whose code is nothing but imports and ``__all__`` (and names bound to imported
     names), a docstring aside: an alias of other modules' names, not a home of its own."""
-    body = [node for node in tree.body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+    body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
     return bool(body) and all(
         isinstance(node, (ast.Import, ast.ImportFrom))
         or (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute, ast.List)))

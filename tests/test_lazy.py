@@ -61,7 +61,7 @@ def test_the_table_places_every_name_where_the_type_checking_block_imports_it(pa
 
 
 def test_a_name_is_imported_on_first_use_and_then_kept() -> None:
-    namespace = {"__name__": "jsonrpc_mcp", "__all__": ["content", "Server"]}
+    namespace: dict[str, object] = {"__name__": "jsonrpc_mcp", "__all__": ["content", "Server"]}
     getattr_, dir_ = lazy_names(namespace, {".": ("content",), ".server._server": ("Server",)})
     from jsonrpc_mcp import content
     from jsonrpc_mcp.server._server import Server
@@ -145,7 +145,8 @@ def _copy(destination: Path) -> Path:
 
 
 def _check(report: dict[str, object], location: Path, suffix: str) -> None:
-    assert report["result"] == {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}}
+    answer = {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}}
+    assert report["result"] == answer
     files = report["files"]
     assert isinstance(files, list) and len(files) > 20
     assert all(f.startswith(str(location)) and f.endswith(suffix) for f in files), files
