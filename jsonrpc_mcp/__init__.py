@@ -15,7 +15,7 @@ from ._version import __version__
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost more than this module
 if TYPE_CHECKING:
     from . import content
-    from .client import Client, UnsupportedProtocolVersion
+    from .client import Client, NoCommonVersion
     from .errors import (
         CapabilityError,
         ClientError,
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         RegistrationError,
         ResourceNotFound,
         ToolError,
+        UnsupportedProtocolVersion,
         UrlElicitationRequired,
     )
     from .jsonrpc.errors import JsonRpcError
@@ -45,6 +46,7 @@ __all__ = [
     "JsonRpcError",
     "McpError",
     "MissingClientCapability",
+    "NoCommonVersion",
     "RegistrationError",
     "ResourceContent",
     "ResourceNotFound",
@@ -58,4 +60,29 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table
+    # the TYPE_CHECKING block as data, so no source is read (tests/test_lazy.py: they agree)
+    __getattr__, __dir__ = lazy_names(
+        globals(),
+        {
+            ".": ("content",),
+            ".client": ("Client", "NoCommonVersion"),
+            ".errors": (
+                "CapabilityError",
+                "ClientError",
+                "McpError",
+                "MissingClientCapability",
+                "RegistrationError",
+                "ResourceNotFound",
+                "ToolError",
+                "UnsupportedProtocolVersion",
+                "UrlElicitationRequired",
+            ),
+            ".jsonrpc.errors": ("JsonRpcError",),
+            ".server._context": ("Context",),
+            ".server._extensions": ("Extension",),
+            ".server._introspect": ("Arg",),
+            ".server._pipeline": ("Call",),
+            ".server._registry": ("ResourceContent", "ToolResult"),
+            ".server._server": ("Server",),
+        },
+    )

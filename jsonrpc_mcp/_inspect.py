@@ -199,7 +199,7 @@ def describe_failure(exc: BaseException, kind: str, target: Sequence[str], *, hi
     server wanting authorization is told how to give credentials."""
     import anyio
 
-    from .client import UnsupportedProtocolVersion
+    from .client import NoCommonVersion
     from .jsonrpc.errors import ConnectionClosed, JsonRpcError
 
     where = target[0] if kind == "http" else " ".join(target)
@@ -223,7 +223,7 @@ def describe_failure(exc: BaseException, kind: str, target: Sequence[str], *, hi
         if kind == "stdio":
             return f"{where}: the command exited or closed its output before answering (is it an MCP server?)"
         return f"{where}: the connection closed before an answer"
-    if isinstance(exc, UnsupportedProtocolVersion):
+    if isinstance(exc, NoCommonVersion):
         return f"{where}: {exc}"
     if isinstance(exc, TimeoutError):
         return f"{where} did not answer in time (is it an MCP server?)"

@@ -1,10 +1,11 @@
 """Names a package exports but loads on first use (PEP 562), shared by the package and its
 subpackages. Imports nothing itself (not even ``typing``): ``import jsonrpc_mcp`` stays cheap.
 
-The table of where each name lives is written once, as the package's ``if TYPE_CHECKING:`` block
-of ``from .module import Name`` lines (which type checkers and readers see as plain imports): on
-the first lookup of a lazy name, that block is read from the package's source. ``__all__`` lists
-the same names and :func:`lazy_names` checks that the two agree, so neither can drift.
+Each lazy package writes where its names live twice: as its ``if TYPE_CHECKING:`` block of
+``from .module import Name`` lines (what type checkers and readers see), and as the table it hands
+to :func:`lazy_names` (what runs). The table is data in the module's code, so the package imports
+the same from a zip or from bytecode alone as from source files; tests/test_lazy.py checks that
+the block, the table and ``__all__`` agree.
 """
 
 from __future__ import annotations
@@ -17,62 +18,34 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def read_table(source: str) -> dict[str, str]:
-    """``name -> ".module"`` (or ``"."`` for a submodule, ``from . import name``) from the
-    ``from .x import a, b`` lines of the first ``if TYPE_CHECKING:`` block of ``source``."""
-    table: dict[str, str] = {}
-    lines = source.splitlines()
-    try:
-        start = lines.index("if TYPE_CHECKING:") + 1
-    except ValueError:
-        return table
-    statement = ""
-    for line in lines[start:]:
-        if line and not line[0].isspace():
-            break  # the end of the block
-        statement = f"{statement} {line.split('#', 1)[0].strip()}".strip()
-        if not statement or statement.count("(") > statement.count(")"):
-            continue  # a parenthesized import goes on
-        if statement.startswith("from .") and " import " in statement:
-            module, names = statement[5:].split(" import ", 1)
-            for item in names.strip("() ").split(","):
-                words = item.split()
-                if words:
-                    table[words[-1]] = module.strip()  # "A as A" exports A
-        statement = ""
-    return table
-
-
-def lazy_names(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_names(
+    namespace: dict[str, Any], table: dict[str, tuple[str, ...]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for the package whose globals are ``namespace``.
 
-    A name of its ``__all__`` is imported on first use from the module its ``TYPE_CHECKING`` block
-    imports it from (a submodule itself for ``from . import name``); then it is kept in the
-    package, so later lookups are plain attribute reads. Imported with ``__import__``, whose
-    imports ``python -X importtime`` reports (``importlib.import_module``'s are missing from its
-    figures)."""
+    ``table`` maps a module relative to the package (``".client"``; ``"."``: the name is a
+    submodule itself) to the names of ``__all__`` loaded from it. A name is imported on first use,
+    then kept in the package, so later lookups are plain attribute reads. Imported with
+    ``__import__``, whose imports ``python -X importtime`` reports (``importlib.import_module``'s
+    are missing from its figures). A name of ``__all__`` the table does not place (and the package
+    does not define) is an ImportError at once."""
     package: str = namespace["__name__"]
     exported = frozenset(namespace["__all__"])
-    homes: dict[str, str] = {}
-
-    def table() -> dict[str, str]:
-        if not homes:
-            with open(namespace["__file__"], encoding="utf-8") as file:
-                homes.update(read_table(file.read()))
-            missing = sorted(name for name in exported if name not in homes and name not in namespace)
-            if missing:
-                raise ImportError(
-                    f"{package}: __all__ names {missing} its TYPE_CHECKING block does not import"
-                )
-        return homes
+    homes = {name: home for home, names in table.items() for name in names}
+    missing = sorted(name for name in exported if name not in homes and name not in namespace)
+    if missing:
+        raise ImportError(f"{package}: no lazy table entry for the __all__ names {missing}")
 
     def __getattr__(name: str) -> Any:
         if name not in exported or name.startswith("__"):
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        home = table()[name]
-        module = package if home == "." else package + home
-        __import__(module if home != "." else f"{package}.{name}")
-        value = sys.modules[f"{package}.{name}"] if home == "." else getattr(sys.modules[module], name)
+        home = homes[name]
+        if home == ".":
+            __import__(f"{package}.{name}")
+            value = sys.modules[f"{package}.{name}"]
+        else:
+            __import__(package + home)
+            value = getattr(sys.modules[package + home], name)
         namespace[name] = value
         return value
 

@@ -147,13 +147,6 @@ def test_the_jsonrpc_layer_imports_no_mcp_module() -> None:
     assert wrong == set()
 
 
-# old import paths kept for one release, each a module of nothing but re-exports of its new home
-DEPRECATED_ALIASES = {
-    ("jsonrpc_mcp.transports.http.auth", "jsonrpc_mcp.http._auth"),
-    ("jsonrpc_mcp.transports.http.security", "jsonrpc_mcp.http._security"),
-}
-
-
 def test_transports_import_nothing_above_them() -> None:
     above = ("jsonrpc_mcp.server", "jsonrpc_mcp.http", "jsonrpc_mcp.client", "jsonrpc_mcp.cli")
     wrong = {
@@ -163,7 +156,7 @@ def test_transports_import_nothing_above_them() -> None:
         for b in bs
         if _under(b, *above)
     }
-    assert wrong - DEPRECATED_ALIASES == set()
+    assert wrong == set()
 
 
 def test_the_server_core_imports_no_transport_or_http_module_at_module_level() -> None:
@@ -185,6 +178,30 @@ def test_the_server_and_the_client_do_not_import_each_other() -> None:
         or (_under(a, "jsonrpc_mcp.client") and _under(b, "jsonrpc_mcp.server"))
     }
     assert wrong == set()
+
+
+def _re_exports_only(tree: ast.Module) -> bool:
+    """A module whose code is nothing but imports and ``__all__`` (and names bound to imported
+    names), a docstring aside: an alias of other modules' names, not a home of its own."""
+    body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
+    return bool(body) and all(
+        isinstance(node, (ast.Import, ast.ImportFrom))
+        or (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute, ast.List)))
+        for node in body
+    )
+
+
+def test_no_module_is_a_compatibility_alias() -> None:
+    """Every name has one home: no module only re-exports others' names (a package's
+    ``__init__``, which gathers its public names, aside)."""
+    assert _re_exports_only(ast.parse('"""doc"""\nfrom .a import b as c\n__all__ = ["c"]\nd = c\n'))
+    assert not _re_exports_only(ast.parse("from .a import b\n\n\ndef f() -> None: ...\n"))
+    aliases = [
+        name
+        for name, path in MODULES.items()
+        if path.name != "__init__.py" and _re_exports_only(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert aliases == []
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

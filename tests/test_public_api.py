@@ -51,6 +51,19 @@ def test_names_resolve_to_their_defining_modules() -> None:
     assert codec.__name__ == "jsonrpc_mcp.jsonrpc.codec"
 
 
+def test_one_unsupported_protocol_version_and_the_clients_own_name_for_no_common_version() -> None:
+    from jsonrpc_mcp import client, errors
+
+    # the root's name is the server-side wire error (-32022) errors defines, not a second class
+    assert jsonrpc_mcp.UnsupportedProtocolVersion is errors.UnsupportedProtocolVersion
+    assert issubclass(jsonrpc_mcp.UnsupportedProtocolVersion, jsonrpc_mcp.JsonRpcError)
+    assert jsonrpc_mcp.UnsupportedProtocolVersion.code == -32022
+    # the client failing to agree on a revision is another thing, under another name
+    assert jsonrpc_mcp.NoCommonVersion is client.NoCommonVersion
+    assert not issubclass(jsonrpc_mcp.NoCommonVersion, errors.UnsupportedProtocolVersion)
+    assert not hasattr(client, "UnsupportedProtocolVersion")
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         getattr(jsonrpc_mcp, "no_such_name")  # noqa: B009

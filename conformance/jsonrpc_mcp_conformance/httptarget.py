@@ -298,7 +298,7 @@ class HttpConnection:
     def default_headers(self, message: Any) -> dict[str, str]:
         """The headers a conforming client sends with ``message`` on this connection (``message``: the
         JSON value sent, the bytes of a frame that is no JSON, or None for a request without a body)."""
-        from jsonrpc_mcp.transports.http_client import modern_headers
+        from jsonrpc_mcp.transports.http._mcp_headers import modern_headers
 
         headers = {"accept": ACCEPT_BOTH, "content-type": wire.JSON_MEDIA, **self._target.headers}
         if self.session_id is not None:

@@ -2,16 +2,16 @@
 
 from ._dispatch import ProgressCallback
 from ._tasks import TaskCancelled, TaskInputUnanswerable, ToolTask
-from .client import Client, InputRequiredError, RejectedToolError, Subscription, UnsupportedProtocolVersion
+from .client import Client, InputRequiredError, NoCommonVersion, RejectedToolError, Subscription
 
 __all__ = [
     "Client",
     "InputRequiredError",
+    "NoCommonVersion",
     "ProgressCallback",
     "RejectedToolError",
     "Subscription",
     "TaskCancelled",
     "TaskInputUnanswerable",
     "ToolTask",
-    "UnsupportedProtocolVersion",
 ]

@@ -76,7 +76,7 @@ from ._tools import RejectedToolError, ToolScreen, mirrors_headers, named
 if TYPE_CHECKING:
     from ..transports.http._authz import HttpAuth
 
-__all__ = ["Client", "InputRequiredError", "RejectedToolError", "Subscription", "UnsupportedProtocolVersion"]
+__all__ = ["Client", "InputRequiredError", "NoCommonVersion", "RejectedToolError", "Subscription"]
 
 logger = logging.getLogger("jsonrpc_mcp.client")
 
@@ -88,8 +88,11 @@ DEFAULT_PROBE_TIMEOUT = 10.0  # what the official clients allow the server/disco
 DEFAULT_MAX_INPUT_ROUNDS = 10
 
 
-class UnsupportedProtocolVersion(Exception):
-    """The server answered ``initialize`` (or ``server/discover``) with no revision this client speaks."""
+class NoCommonVersion(Exception):
+    """The server answered ``initialize`` (or ``server/discover``) with no revision this client
+    speaks: the two have no protocol version in common. (Not the server's
+    :class:`~jsonrpc_mcp.errors.UnsupportedProtocolVersion`: that is the -32022 error a server
+    answers a request naming a revision it does not serve, raised here as a ``JsonRpcError``.)"""
 
 
 class Client(SkillsMixin, AppsMixin):
@@ -264,9 +267,7 @@ class Client(SkillsMixin, AppsMixin):
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         revision = get_revision(version) if isinstance(version, str) else None
         if revision is None or revision not in HANDSHAKE_REVISIONS:
-            raise UnsupportedProtocolVersion(
-                f"the server chose protocol revision {version!r}, which we do not speak"
-            )
+            raise NoCommonVersion(f"the server chose protocol revision {version!r}, which we do not speak")
         self.revision = revision
         self.initialize_result = result
         await self.notify(wire.INITIALIZED)
@@ -278,9 +279,7 @@ class Client(SkillsMixin, AppsMixin):
         version = self.revision.version if self.is_modern and self.revision else LATEST_MODERN.version
         asked, result = await self._discover_at(version, timeout)
         if not self._adopt(asked, result):
-            raise UnsupportedProtocolVersion(
-                f"server/discover named no protocol revision we speak: {result!r}"
-            )
+            raise NoCommonVersion(f"server/discover named no protocol revision we speak: {result!r}")
         return self.discover_result
 
     async def _discover_at(self, version: str, timeout: float | None) -> tuple[str, Any]:
@@ -618,15 +617,15 @@ class Client(SkillsMixin, AppsMixin):
         Streamable HTTP, falling back to the legacy HTTP+SSE transport when the server refuses the
         initialize POST with 400/404/405 (``fallback``); ``legacy=True`` speaks HTTP+SSE from the start
         (``url`` is then the event stream's URL). Modern-era requests carry the headers the stateless
-        revisions require (see :mod:`jsonrpc_mcp.transports.http_client`). ``headers`` go on every HTTP
+        revisions require (see :mod:`jsonrpc_mcp.transports.http`). ``headers`` go on every HTTP
         request; ``timeout`` bounds connecting and short exchanges, ``read_timeout`` the wait for an
         answer. More transport settings: ``transport_options`` (see
-        :func:`jsonrpc_mcp.transports.http_client.connect_http`).
+        :func:`jsonrpc_mcp.transports.http.connect_http`).
 
         ``auth`` authorizes the requests: an :class:`~jsonrpc_mcp.client.auth.OAuth` runs the
         MCP authorization flow when the server asks for it. A request the server refuses for want
         of authorization raises :class:`~jsonrpc_mcp.client.auth.AuthorizationError`."""
-        from ..transports.http_client import connect_http
+        from ..transports.http._connect import connect_http
 
         connect = connect_http(
             url,

@@ -61,4 +61,36 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table
+    # the TYPE_CHECKING block as data, so no source is read (tests/test_lazy.py: they agree)
+    __getattr__, __dir__ = lazy_names(
+        globals(),
+        {
+            ".endpoint": ("Dispatcher", "Endpoint", "RequestContext"),
+            ".errors": (
+                "INTERNAL_ERROR",
+                "INVALID_PARAMS",
+                "INVALID_REQUEST",
+                "METHOD_NOT_FOUND",
+                "PARSE_ERROR",
+                "ConnectionClosed",
+                "InternalError",
+                "InvalidParams",
+                "InvalidRequest",
+                "JsonRpcError",
+                "MethodNotFound",
+                "ParseError",
+                "RequestTimeout",
+            ),
+            ".messages": (
+                "ErrorResponse",
+                "Invalid",
+                "Message",
+                "Notification",
+                "Request",
+                "RequestId",
+                "Response",
+            ),
+            ".methods": ("MethodTable",),
+            ".peer": ("CancelSpec", "Peer"),
+        },
+    )

@@ -73,8 +73,6 @@ logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
 _USE_DEFAULT: Any = object()
 
-_INLINE_BURST = INLINE_BURST  # the old name (tests read it)
-
 
 class Outbound(Protocol):
     """Anything that can talk to the peer: the endpoint itself, or an HTTP per-request stream."""

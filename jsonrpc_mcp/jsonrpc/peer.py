@@ -259,19 +259,7 @@ class Peer(Generic[OutT, InT]):
         self._outgoing.clear()
         return tokens
 
-    @property
-    def outgoing_count(self) -> int:
-        """How many outgoing requests await their response."""
-        return len(self._outgoing)
-
     # -- incoming ---------------------------------------------------------------------------------
-    def start_incoming(self, rid: RequestId, token: InT) -> bool:
-        """Register an incoming request; False if a request with that id is still in flight."""
-        if rid in self._incoming:
-            return False
-        self._incoming[rid] = token
-        return True
-
     def finish_incoming(self, rid: RequestId, token: InT | None = None) -> InT | None:
         """Claim the right to act on an incoming request (answer or cancel). Succeeds once.
 
@@ -282,17 +270,8 @@ class Peer(Generic[OutT, InT]):
             return None
         return self._incoming.pop(rid, None)
 
-    def incoming_token(self, rid: RequestId) -> InT | None:
-        """The token of the incoming request ``rid`` not yet answered, or None (without claiming it)."""
-        return self._incoming.get(rid)
-
     def take_all_incoming(self) -> list[InT]:
         """Claim every incoming request at once (the connection is ending)."""
         tokens = list(self._incoming.values())
         self._incoming.clear()
         return tokens
-
-    @property
-    def incoming_count(self) -> int:
-        """How many incoming requests are not answered yet."""
-        return len(self._incoming)

@@ -1,12 +1,12 @@
 """The MCP revisions this implementation speaks, oldest first, and version negotiation.
 
-The revisions are found, not listed: every module ``rev_YYYY_MM_DD.py`` in this package defines one
+The revisions are found, not listed: every module ``rev_YYYY_MM_DD`` in this package defines one
 ``REVISION``, so adding a revision is adding a file.
 """
 
 from __future__ import annotations
 
-import os
+import pkgutil
 import sys
 
 from .base import Revision
@@ -26,16 +26,17 @@ __all__ = [
 ]
 
 
-def discover(directory: str | None = None, package: str = __name__) -> tuple[Revision, ...]:
-    """The ``REVISION`` of every ``rev_*.py`` module of ``package`` (in ``directory``), by version."""
+def discover() -> tuple[Revision, ...]:
+    """The ``REVISION`` of every ``rev_*`` module of this package, by version. Found through the
+    import system (:func:`pkgutil.iter_modules`), not the file system, so a zip or a bytecode-only
+    install finds the same revisions as the source tree."""
     found: list[Revision] = []
-    for name in os.listdir(directory or os.path.dirname(__file__)):
-        if name.startswith("rev_") and name.endswith(".py"):
-            module = f"{package}.{name[:-3]}"
-            __import__(module)
-            revision = getattr(sys.modules[module], "REVISION", None)
+    for info in pkgutil.iter_modules(__path__, f"{__name__}."):
+        if info.name.rpartition(".")[2].startswith("rev_"):
+            __import__(info.name)
+            revision = getattr(sys.modules[info.name], "REVISION", None)
             if not isinstance(revision, Revision):
-                raise TypeError(f"{module} defines no REVISION")
+                raise TypeError(f"{info.name} defines no REVISION")
             found.append(revision)
     return tuple(sorted(found, key=lambda r: r.version))
 

@@ -42,4 +42,25 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table
+    # the TYPE_CHECKING block as data, so no source is read (tests/test_lazy.py: they agree)
+    __getattr__, __dir__ = lazy_names(
+        globals(),
+        {
+            "._asking": ("InputRequest",),
+            "._context": ("Context",),
+            "._extensions": ("Extension", "ExtensionHandler", "call_client_extensions"),
+            "._introspect": ("Arg",),
+            "._pipeline": ("Call", "CallNext", "Middleware"),
+            "._registry": (
+                "Completer",
+                "Prompt",
+                "Resource",
+                "ResourceContent",
+                "ResourceTemplate",
+                "Tool",
+                "ToolResult",
+            ),
+            "._server": ("Server",),
+            "._session": ("ServerSession",),
+        },
+    )

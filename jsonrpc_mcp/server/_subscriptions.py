@@ -123,10 +123,6 @@ class Listener:
         self._token = anyio.lowlevel.current_token()
         self._thread = threading.get_ident()
 
-    @property
-    def ending(self) -> bool:
-        return self._ending
-
     def wants_list_changed(self, kind: str) -> str | None:
         """The notification to send for a change of registry ``kind``, or None if not subscribed."""
         entry = _LIST_CHANGED.get(kind)

@@ -60,10 +60,6 @@ class UriTemplate:
             raise ValueError(f"unbalanced braces in URI template {template!r}")
         self._parts.append((template[pos:], "", [], False))
 
-    @property
-    def is_template(self) -> bool:
-        return bool(self.variables)
-
     def match(self, uri: str) -> dict[str, str] | None:
         """The variables if ``uri`` matches, else None. Linear in the URI for a given template; a
         URI longer than :data:`MAX_URI` matches nothing."""

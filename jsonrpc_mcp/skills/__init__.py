@@ -33,4 +33,13 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table
+    # the TYPE_CHECKING block as data, so no source is read (tests/test_lazy.py: they agree)
+    __getattr__, __dir__ = lazy_names(
+        globals(),
+        {
+            "._client": ("SkillVerificationError", "verify_file"),
+            "._extension": ("Skills",),
+            "._frontmatter": ("FrontmatterError", "parse_frontmatter"),
+            "._model": ("EXTENSION_ID", "Skill", "SkillError", "SkillFile", "digest_of", "load_directory"),
+        },
+    )

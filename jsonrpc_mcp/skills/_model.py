@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from ..errors import RegistrationError
 from ._frontmatter import FrontmatterError, parse_frontmatter
@@ -283,13 +283,3 @@ def load_directory(directory: str | os.PathLike[str]) -> list[Skill]:
             dirs[:] = []  # a skill's own folders are its files (and may not hold another skill)
             skills.append(Skill.from_directory(here, here.relative_to(root).as_posix()))
     return skills
-
-
-def split_skill_uri(uri: str) -> tuple[str, str] | None:
-    """``(skill path, file path)`` of a ``skill://`` URI with at least two segments, else None."""
-    if not uri.startswith(SCHEME):
-        return None
-    parts = uri[len(SCHEME) :].split("/")
-    if len(parts) < 2 or "" in parts:
-        return None
-    return "/".join(parts[:-1]), unquote(parts[-1])

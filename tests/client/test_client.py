@@ -12,7 +12,7 @@ import anyio
 import orjson
 import pytest
 
-from jsonrpc_mcp import Client, Context, Server, UnsupportedProtocolVersion
+from jsonrpc_mcp import Client, Context, NoCommonVersion, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError, RequestTimeout
 from jsonrpc_mcp.testing import connect
 from jsonrpc_mcp.transports.memory import MemoryStream, memory_pair
@@ -203,7 +203,7 @@ async def test_unsupported_protocol_version_from_the_server_is_refused() -> None
         return None
 
     async with fake_server(respond) as (stream, received), Client(stream, request_timeout=5) as client:
-        with pytest.raises(UnsupportedProtocolVersion, match="1999-12-31"):
+        with pytest.raises(NoCommonVersion, match="1999-12-31"):
             await client.initialize()
         assert client.protocol_version is None
     assert [f.get("method") for f in received] == ["initialize"]  # no "initialized" was sent
@@ -214,7 +214,7 @@ async def test_a_missing_protocol_version_is_refused() -> None:
         return {"jsonrpc": "2.0", "id": frame["id"], "result": {"capabilities": {}}}
 
     async with fake_server(respond) as (stream, _), Client(stream, request_timeout=5) as client:
-        with pytest.raises(UnsupportedProtocolVersion):
+        with pytest.raises(NoCommonVersion):
             await client.initialize()
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from jsonrpc_mcp import Client, Server, UnsupportedProtocolVersion
+from jsonrpc_mcp import Client, NoCommonVersion, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect
@@ -177,7 +177,7 @@ async def test_discover_naming_no_revision_we_speak_raises() -> None:
         return result(frame, discover_result(["2099-01-01"]))
 
     async with scripted_server(respond) as (stream, _), Client(stream, mode=MODERN) as client:
-        with anyio.fail_after(TIMEOUT), pytest.raises(UnsupportedProtocolVersion):
+        with anyio.fail_after(TIMEOUT), pytest.raises(NoCommonVersion):
             await client.connect()
 
 

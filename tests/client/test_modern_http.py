@@ -14,12 +14,8 @@ import pytest
 
 from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError, RequestTimeout
-from jsonrpc_mcp.transports.http_client import (
-    HttpClientStream,
-    encode_header_value,
-    header_parameters,
-    modern_headers,
-)
+from jsonrpc_mcp.transports.http import HttpClientStream
+from jsonrpc_mcp.transports.http._mcp_headers import encode_header_value, header_parameters, modern_headers
 from tests.interop.servers.sdk_http_serving import ThreadedServer
 from tests.transports.test_http_client import Reply, Script, Seen
 

@@ -19,7 +19,7 @@ import pytest
 
 from jsonrpc_mcp import Client, JsonRpcError
 from jsonrpc_mcp.jsonrpc import RequestTimeout
-from jsonrpc_mcp.transports.http_client import HttpClientStream
+from jsonrpc_mcp.transports.http import HttpClientStream
 
 from .interop_support import CALL_TIMEOUT, CONNECT_TIMEOUT, REPO
 from .servers.sdk_http_server import build

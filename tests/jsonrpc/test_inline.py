@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from jsonrpc_mcp.jsonrpc import Endpoint, Request, RequestContext
-from jsonrpc_mcp.jsonrpc.endpoint import _INLINE_BURST, CancelSpec
+from jsonrpc_mcp.jsonrpc._fastpath import INLINE_BURST
+from jsonrpc_mcp.jsonrpc.endpoint import CancelSpec
 from jsonrpc_mcp.transports.stdio import FdStream
 
 from .test_endpoint import Handlers
@@ -97,7 +98,7 @@ async def test_a_waiting_handler_is_cancelled_by_the_peer_and_serving_goes_on() 
 
 async def test_a_flood_of_requests_answered_inline_lets_the_rest_of_the_loop_run() -> None:
     # Over a pipe every buffered line is available without waiting; the reader must still yield.
-    total = _INLINE_BURST * 8
+    total = INLINE_BURST * 8
     served = 0
     seen_by_watcher: list[int] = []
 

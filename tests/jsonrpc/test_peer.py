@@ -36,7 +36,7 @@ def test_a_response_matches_its_token_exactly_once() -> None:
     rid = peer.start_outgoing("token")
     assert peer.finish_outgoing(rid) == "token"
     assert peer.finish_outgoing(rid) is None
-    assert peer.outgoing_count == 0
+    assert peer.outgoing_tokens() == []
 
 
 def test_an_unknown_response_id_matches_nothing() -> None:
@@ -44,7 +44,7 @@ def test_an_unknown_response_id_matches_nothing() -> None:
     peer.start_outgoing("token")
     assert peer.finish_outgoing(999) is None
     assert peer.finish_outgoing("1") is None  # "1" is not 1
-    assert peer.outgoing_count == 1
+    assert peer.outgoing_tokens() == ["token"]
 
 
 def test_outgoing_tokens_takes_everything_outstanding() -> None:
@@ -52,39 +52,46 @@ def test_outgoing_tokens_takes_everything_outstanding() -> None:
     peer.start_outgoing("a")
     peer.start_outgoing("b")
     assert sorted(peer.outgoing_tokens()) == ["a", "b"]
-    assert peer.outgoing_count == 0
+    assert peer.outgoing_tokens() == []
 
 
-def test_an_incoming_id_already_in_flight_is_refused() -> None:
-    peer: Peer[str, str] = Peer()
-    assert peer.start_incoming(1, "first")
-    assert not peer.start_incoming(1, "second")
-    assert peer.incoming_token(1) == "first"
+def _started(peer: Peer[str, object], rid: int | str) -> object:
+    """Start an incoming request ``rid`` as a message would; its token."""
+    event = peer.next_event(Request(rid, "m"))
+    assert isinstance(event, Start)
+    return event.token
 
 
 def test_an_incoming_request_can_be_claimed_only_once() -> None:
-    peer: Peer[str, str] = Peer()
-    peer.start_incoming("x", "scope")
-    assert peer.finish_incoming("x") == "scope"
+    peer: Peer[str, object] = Peer(object)
+    token = _started(peer, "x")
+    assert peer.finish_incoming("x") is token
     assert peer.finish_incoming("x") is None
 
 
 def test_a_claim_with_a_stale_token_does_not_take_a_newer_request_with_the_same_id() -> None:
-    peer: Peer[object, object] = Peer()
-    old, new = object(), object()
-    peer.start_incoming(1, old)
+    peer: Peer[str, object] = Peer(object)
+    old = _started(peer, 1)
     assert peer.finish_incoming(1) is old  # cancelled: the canceller claimed it
-    assert peer.start_incoming(1, new)  # the peer reuses the id
+    new = _started(peer, 1)  # the peer reuses the id
     assert peer.finish_incoming(1, old) is None  # the old handler finishing claims nothing
     assert peer.finish_incoming(1, new) is new
 
 
 def test_an_id_can_be_reused_once_finished() -> None:
-    peer: Peer[str, str] = Peer()
-    peer.start_incoming(1, "a")
-    peer.finish_incoming(1, "a")
-    assert peer.start_incoming(1, "b")
-    assert peer.incoming_count == 1
+    peer: Peer[str, object] = Peer(object)
+    first = _started(peer, 1)
+    peer.finish_incoming(1, first)
+    second = _started(peer, 1)
+    assert peer.take_all_incoming() == [second]
+
+
+def test_take_all_incoming_claims_every_request_in_flight() -> None:
+    peer: Peer[str, object] = Peer(object)
+    tokens = [_started(peer, rid) for rid in (1, "2", 3)]
+    assert peer.take_all_incoming() == tokens
+    assert peer.take_all_incoming() == []
+    assert all(peer.finish_incoming(rid) is None for rid in (1, "2", 3))
 
 
 # -- classification: one event per incoming message ------------------------------------------------
@@ -100,7 +107,7 @@ def test_a_request_with_a_fresh_id_starts_and_is_registered_under_its_token() ->
     event = peer.next_event(Request(7, "m"))
     assert isinstance(event, Start)
     assert event.request == Request(7, "m")
-    assert peer.incoming_token(7) is event.token
+    assert peer.take_all_incoming() == [event.token]
 
 
 def test_a_request_whose_id_is_in_flight_is_a_duplicate_and_registers_nothing() -> None:
@@ -110,7 +117,7 @@ def test_a_request_whose_id_is_in_flight_is_a_duplicate_and_registers_nothing() 
     assert isinstance(first, Start) and isinstance(again, Duplicate)
     assert again.id == 7 and again.error.code == INVALID_REQUEST
     assert "duplicate" in again.error.message
-    assert peer.incoming_token(7) is first.token and peer.incoming_count == 1
+    assert peer.take_all_incoming() == [first.token]
 
 
 def test_a_response_wakes_its_waiter_once_and_then_is_unknown() -> None:
@@ -142,7 +149,7 @@ def test_a_cancellation_without_a_usable_id_cancels_nothing() -> None:
     for params in ({"id": True}, {"id": None}, {}, ["1"], None):
         event = peer.next_event(Notification("cancel/it", params))
         assert isinstance(event, Cancel) and event.request_id is None and event.token is None
-    assert isinstance(start, Start) and peer.incoming_token(1) is start.token
+    assert isinstance(start, Start) and peer.take_all_incoming() == [start.token]
 
 
 def test_other_notifications_arrive_and_without_a_cancel_spec_nothing_cancels() -> None:
@@ -151,7 +158,7 @@ def test_other_notifications_arrive_and_without_a_cancel_spec_nothing_cancels() 
     plain: Peer[str, object] = Peer(object)
     plain.next_event(Request(1, "m"))
     event = plain.next_event(Notification("cancel/it", {"id": 1}))
-    assert isinstance(event, NotificationArrived) and plain.incoming_count == 1
+    assert isinstance(event, NotificationArrived) and len(plain.take_all_incoming()) == 1
 
 
 def test_unusable_input_is_an_invalid_message_with_the_error_to_answer() -> None:
@@ -175,7 +182,7 @@ def test_a_batch_where_batches_are_not_served_is_invalid_and_registers_nothing()
     peer: Peer[str, object] = Peer(object, batches=lambda: False)
     event = peer.next_event([Request(1, "m")])
     assert isinstance(event, InvalidMessage) and event.id is None and event.error.code == INVALID_REQUEST
-    assert peer.incoming_count == 0
+    assert peer.take_all_incoming() == []
 
 
 def test_a_peer_without_a_token_factory_cannot_start_requests() -> None:

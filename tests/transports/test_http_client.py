@@ -24,7 +24,8 @@ import pytest
 
 from jsonrpc_mcp import Client, Context, JsonRpcError, Server
 from jsonrpc_mcp.jsonrpc import ConnectionClosed, RequestTimeout
-from jsonrpc_mcp.transports.http_client import HttpClientStream, _split_url, connect_http
+from jsonrpc_mcp.transports.http import HttpClientStream, connect_http
+from jsonrpc_mcp.transports.http._pool import split_url
 from jsonrpc_mcp.transports.sse import encode_event
 from tests.interop.servers.sdk_http_serving import ThreadedServer, listening_socket
 
@@ -280,7 +281,7 @@ async def client(url: str, fake: FakeMcp) -> AsyncIterator[Client]:
 
 # -- URLs -----------------------------------------------------------------------------------------
 def test_urls_give_origin_host_header_and_target() -> None:
-    origin, target = _split_url("https://Example.com/a/b?x=1")
+    origin, target = split_url("https://Example.com/a/b?x=1")
     assert (origin.scheme, origin.host, origin.port, origin.host_header) == (
         "https",
         "example.com",
@@ -288,7 +289,7 @@ def test_urls_give_origin_host_header_and_target() -> None:
         b"example.com",
     )
     assert target == b"/a/b?x=1"
-    origin, target = _split_url("http://[::1]:8080")
+    origin, target = split_url("http://[::1]:8080")
     assert (origin.host, origin.port, origin.host_header, target) == ("::1", 8080, b"[::1]:8080", b"/")
 
 

@@ -12,6 +12,7 @@ import anyio.abc
 import h11
 import pytest
 
+from jsonrpc_mcp.transports.http import legacy_sse
 from jsonrpc_mcp.transports.http._pool import (
     _CONNECT,
     _READ,
@@ -32,7 +33,6 @@ from jsonrpc_mcp.transports.http._pool import (
     map_exceptions,
     split_url,
 )
-from jsonrpc_mcp.transports.http_client import legacy_sse
 
 pytestmark = pytest.mark.anyio
 

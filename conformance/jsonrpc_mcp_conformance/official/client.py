@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from jsonrpc_mcp import Client, JsonRpcError, UnsupportedProtocolVersion
+from jsonrpc_mcp import Client, JsonRpcError, NoCommonVersion
 from jsonrpc_mcp.revisions import get_revision
 
 if TYPE_CHECKING:
@@ -503,7 +503,7 @@ def expected_failures() -> tuple[type[BaseException], ...]:
     kinds: list[type[BaseException]] = [
         ScenarioFailed,
         JsonRpcError,
-        UnsupportedProtocolVersion,
+        NoCommonVersion,
         ConnectionError,
         TimeoutError,
         OSError,

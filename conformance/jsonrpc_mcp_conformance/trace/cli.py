@@ -261,7 +261,7 @@ def replay_command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance 
 
     import anyio
 
-    from jsonrpc_mcp.transports.http_client import connect_http
+    from jsonrpc_mcp.transports.http import connect_http
     from jsonrpc_mcp.transports.stdio import spawn_stdio
 
     from .replay import RecordingError, ServerGone, load_recording, replay

@@ -40,7 +40,7 @@ from ._pool import HttpTransportError, Pool, Response, ResponseTooLarge, Timeout
 
 __all__ = ["StreamCore", "read_quietly"]
 
-logger = logging.getLogger("jsonrpc_mcp.transports.http_client")
+logger = logging.getLogger("jsonrpc_mcp.transports.http")
 
 JSON = wire.JSON_MEDIA
 SSE = wire.EVENT_STREAM_MEDIA

@@ -29,7 +29,7 @@ from ._pool import Response, split_url
 
 __all__ = ["fall_back", "open_legacy", "post_legacy"]
 
-logger = logging.getLogger("jsonrpc_mcp.transports.http_client")
+logger = logging.getLogger("jsonrpc_mcp.transports.http")
 
 # why a fallback found no legacy endpoint (TimeoutError: no endpoint event in time)
 _NO_ENDPOINT: tuple[type[BaseException], ...] = (*BROKEN_OR_REFUSED, TimeoutError)

@@ -49,7 +49,7 @@ __all__ = [
     "split_url",
 ]
 
-logger = logging.getLogger("jsonrpc_mcp.transports.http_client")
+logger = logging.getLogger("jsonrpc_mcp.transports.http")
 
 _CHUNK = 65536
 

@@ -2,7 +2,7 @@
 deprecated HTTP+SSE transport (2024-11-05, :mod:`._legacy`).
 
 The transport is a :class:`~jsonrpc_mcp.transports.base.MessageStream`, so :class:`Client` runs over
-it unchanged (open it with :func:`~jsonrpc_mcp.transports.http_client.connect_http`).
+it unchanged (open it with :func:`~jsonrpc_mcp.transports.http.connect_http`).
 
 Theory of operation
 -------------------
@@ -77,7 +77,7 @@ from ._pool import Response
 
 __all__ = ["HttpClientStream"]
 
-logger = logging.getLogger("jsonrpc_mcp.transports.http_client")
+logger = logging.getLogger("jsonrpc_mcp.transports.http")
 
 _LAST_EVENT_ID = wire.LAST_EVENT_ID.encode("ascii")
 
@@ -91,6 +91,8 @@ class HttpClientStream(StreamCore):
 
     # -- MessageStream --------------------------------------------------------------------------
     async def send(self, message: bytes) -> None:
+        """POST one message (to the legacy message endpoint after a fallback); its answers, and
+        the server's messages on any stream, come out of :meth:`receive`."""
         if self._closed:
             raise anyio.ClosedResourceError("the HTTP transport is closed")
         out = inspect(message)
@@ -150,6 +152,8 @@ class HttpClientStream(StreamCore):
         return modern_headers(parsed, parameters)
 
     async def aclose(self) -> None:
+        """End the streams, then the session (a DELETE, with ``terminate_on_close``), then the
+        connections; a second call does nothing."""
         if self._closed:
             return
         self._closed = True
