@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         UrlElicitationRequired,
     )
     from .jsonrpc.errors import JsonRpcError
-    from .server._context import Context
+    from .server._context import Context, get_context
     from .server._extensions import Extension
     from .server._introspect import Arg
     from .server._pipeline import Call
@@ -57,6 +57,7 @@ __all__ = [
     "UrlElicitationRequired",
     "__version__",
     "content",
+    "get_context",
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
@@ -78,7 +79,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown
                 "UrlElicitationRequired",
             ),
             ".jsonrpc.errors": ("JsonRpcError",),
-            ".server._context": ("Context",),
+            ".server._context": ("Context", "get_context"),
             ".server._extensions": ("Extension",),
             ".server._introspect": ("Arg",),
             ".server._pipeline": ("Call",),

@@ -24,6 +24,7 @@ PACKAGES = [
     "jsonrpc_mcp.server",
     "jsonrpc_mcp.jsonrpc",
     "jsonrpc_mcp.skills",
+    "jsonrpc_mcp.apps",
     "jsonrpc_mcp.transports.http",
 ]
 

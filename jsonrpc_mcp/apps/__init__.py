@@ -55,4 +55,26 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
-    __getattr__, __dir__ = lazy_names(globals())  # the TYPE_CHECKING block is the table
+    __getattr__, __dir__ = lazy_names(
+        globals(),
+        {
+            "._client": ("AppError", "AppView", "check_view"),
+            "._extension": ("Apps", "View"),
+            "._model": (
+                "CLIENT_SETTINGS",
+                "EXTENSION_ID",
+                "MIME_TYPE",
+                "SCHEME",
+                "AppLink",
+                "Visibility",
+                "app_link",
+                "content_security_policy",
+                "declares_apps",
+                "model_tools",
+                "resource_meta",
+                "resource_meta_problems",
+                "tool_meta",
+                "tool_meta_problems",
+            ),
+        },
+    )

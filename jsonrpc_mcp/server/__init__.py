@@ -12,7 +12,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._asking import InputRequest
-    from ._context import Context
+    from ._context import Context, get_context
     from ._extensions import Extension, ExtensionHandler, call_client_extensions
     from ._introspect import Arg
     from ._pipeline import Call, CallNext, Middleware
@@ -39,6 +39,7 @@ __all__ = [
     "Tool",
     "ToolResult",
     "call_client_extensions",
+    "get_context",
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown name for Any
@@ -47,7 +48,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown
         globals(),
         {
             "._asking": ("InputRequest",),
-            "._context": ("Context",),
+            "._context": ("Context", "get_context"),
             "._extensions": ("Extension", "ExtensionHandler", "call_client_extensions"),
             "._introspect": ("Arg",),
             "._pipeline": ("Call", "CallNext", "Middleware"),

@@ -8,9 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from jsonrpc_mcp import Client, Context, Server
+from jsonrpc_mcp import Client, Context, Server, get_context
 from jsonrpc_mcp.http import AccessToken, AuthSettings, McpHttpApp, StaticTokenVerifier
-from jsonrpc_mcp.server._context import get_context
 from jsonrpc_mcp.testing import connect
 
 from .support import TIMEOUT, serving
