@@ -28,6 +28,8 @@ def _failed(run: Run) -> set[str]:
 
 
 def _sends_notification(step: dict[str, Any]) -> bool:
+    if "handshake" in step:  # notifications/initialized, unless the step says not to
+        return bool(step["handshake"].get("initialized", True))
     sent = step.get("send")
     items = sent if isinstance(sent, list) else [sent]
     return any(isinstance(i, dict) and "method" in i and "id" not in i for i in items)
