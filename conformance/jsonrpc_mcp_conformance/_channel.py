@@ -71,6 +71,8 @@ class Seen:
     fixture: str
     value: Any = None
     parsed: bool = True
+    # the fixture it came in sent a frame the server cannot read (so an error answer may have id null)
+    after_unreadable: bool = False
 
 
 def _is_response(value: Any) -> bool:
@@ -178,6 +180,7 @@ class Channel:
         # "no answer" after an invalid frame ends with a follow-up's answer (see ``next_response``)
         self.probe_variables: dict[str, Any] | None = None  # probe_method/probe_params, set per fixture
         self._invalid_sent = False  # the latest frame sent was one a server rejects as it reads it
+        self.unreadable_in: str | None = None  # the latest fixture that sent such a frame
         self._swallow: set[str] = set()  # ids of follow-ups sent that no step waits for any more
         self.ended_by: str = ""  # the follow-up whose answer ended the latest wait, if one did
         # a new connection (a new stdio process) that has sent nothing yet may still be starting: its
@@ -257,6 +260,8 @@ class Channel:
         self._note_sent(frame + b"\n")
         revision = str((self.probe_variables or {}).get("revision", ""))
         self._invalid_sent = not _well_formed(frame, batches=revision < _NO_BATCHES)
+        if self._invalid_sent:
+            self.unreadable_in = self.fixture
         try:
             await self.conn.send(frame)
         except EOFError as exc:
@@ -314,7 +319,7 @@ class Channel:
             self._swallow.discard(rid)  # a follow-up's answer nobody waits for (logged)
 
     def _seen(self, frame: bytes) -> Seen:
-        seen = Seen(frame, self.fixture)
+        seen = Seen(frame, self.fixture, after_unreadable=self.unreadable_in == self.fixture)
         self.note("<", _text(frame))
         try:
             seen.value = orjson.loads(frame)

@@ -15,7 +15,19 @@ import anyio
 
 from jsonrpc_mcp import wire
 
-from ._channel import _NOTHING, _OMIT, ERROR, FAIL, SKIP, Abort, Channel, Seen, _dump, _is_response
+from ._channel import (
+    _NOTHING,
+    _OMIT,
+    ERROR,
+    FAIL,
+    SKIP,
+    Abort,
+    Channel,
+    Seen,
+    _dump,
+    _is_response,
+    _well_formed,
+)
 from ._variables import base_variables, initialize_request, substitute
 from .fixtures import MODERN_REVISIONS, Fixture, expand_revisions
 from .match import _short, json_equal, match, select
@@ -402,8 +414,9 @@ async def _http_step(
     assert reply is not None
     channel.conn.learn(message, reply)  # type: ignore[attr-defined]
     if "url" not in spec:  # other URLs (metadata documents) answer no JSON-RPC the invariants judge
+        unreadable = body is not None and not _well_formed(body)
         for item in reply.messages:
-            channel.log.append(Seen(_dump(item), channel.fixture, item))
+            channel.log.append(Seen(_dump(item), channel.fixture, item, after_unreadable=unreadable))
     subject = reply.as_pattern_subject()
     if "skip_if" in spec and not match(subject, substitute(spec["skip_if"], variables), variables):
         reason = spec.get("skip_reason", f"the server answered {reply.status}")

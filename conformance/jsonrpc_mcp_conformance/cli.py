@@ -97,7 +97,10 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
         "--expected-failures", type=Path, help="YAML baseline of requirements expected to fail"
     )
     parser.add_argument(
-        "--schema-dir", type=Path, help="directory of <revision>/schema.json to validate messages"
+        "--schema-dir",
+        type=Path,
+        help="directory of <revision>/schema.json to validate messages against (default: the official "
+        "schemas shipped with the harness)",
     )
     parser.add_argument(
         "--spec-dir", type=Path, help="fixtures directory (default: the fixtures shipped with the harness)"
@@ -332,7 +335,7 @@ def _listing(fixtures: list[Fixture], revisions: Sequence[str] | None) -> str:
 
 def _official_coverage(spec: Spec, fixtures: Sequence[Fixture] | None = None) -> str:
     """``--official-coverage``: each known official check with the requirements naming it ("-": none),
-    then the totals."""
+    the checks no requirement covers, then the figures per suite version and in all."""
     covering: dict[str, list[str]] = {check: [] for check in spec.official}
     for fixture in spec.fixtures if fixtures is None else fixtures:
         for check in fixture.official:
@@ -340,9 +343,22 @@ def _official_coverage(spec: Spec, fixtures: Sequence[Fixture] | None = None) ->
     lines = [f"official checks ({', '.join(spec.official_versions)}) and the requirements testing the same:"]
     for check, ids in sorted(covering.items()):
         lines.append(f"  {check}  {', '.join(ids) if ids else '-'}")
-    covered = sum(1 for ids in covering.values() if ids)
-    lines.append(f"{covered} of {len(covering)} official checks covered by a requirement")
+    uncovered = sorted(check for check, ids in covering.items() if not ids)
+    lines.append(f"not covered ({len(uncovered)}):")
+    lines.extend(f"  {check}" for check in uncovered)
+    for version in spec.official_versions:
+        emitted = [c for c in spec.official.values() if version in c.versions]
+        done = sum(1 for c in emitted if covering.get(c.id))
+        share = _percent(done, len(emitted))
+        lines.append(f"suite {version}: {done} of {len(emitted)} official server checks covered{share}")
+    covered = len(covering) - len(uncovered)
+    share = _percent(covered, len(covering))
+    lines.append(f"{covered} of {len(covering)} official checks covered by a requirement{share}")
     return "\n".join(lines) + "\n"
+
+
+def _percent(part: int, whole: int) -> str:
+    return f" ({100 * part / whole:.1f}%)" if whole else ""
 
 
 def _stale_note(run: Run, expected: list[Expected]) -> str:

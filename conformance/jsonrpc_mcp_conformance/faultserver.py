@@ -34,6 +34,17 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
 ``skills-unknown-32002``   ``skills/get`` of an unknown URI answers -32002 instead of -32602
 ``skills-stale-digest``    every manifest digest of ``skills/list`` and ``skills/get`` is one hex digit off
 
+The content faults (issue 26: what the official suite's fixture tools, prompts and resources answer, for
+the ``content:*`` requirements; meant to wrap ``examples/everything``, which has those fixtures):
+
+``content-as-text``        every content item of a ``tools/call`` or ``prompts/get`` answer becomes plain
+                           text, ``isError`` is dropped, and ``resources/read`` contents lose text and blob
+``schema-keywords-stripped`` ``tools/list`` input schemas lose ``$schema``, ``$defs``, ``allOf``, ``if``,
+                           ``then``, ``else`` and ``additionalProperties``
+``elicitation-schema-plain`` ``elicitation/create`` requests lose ``default``, ``oneOf``, ``enumNames`` and
+                           ``items`` from the properties they ask for
+``no-log-messages``        ``notifications/message`` is never sent
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -57,7 +68,15 @@ from jsonrpc_mcp import Arg, Context, Server, wire
 
 from .fixtures import ALL_REVISIONS
 
-__all__ = ["FAULTS", "HTTP_FAULTS", "FaultyStream", "create_server", "http_app", "serve_with_faults"]
+__all__ = [
+    "CONTENT_FAULTS",
+    "FAULTS",
+    "HTTP_FAULTS",
+    "FaultyStream",
+    "create_server",
+    "http_app",
+    "serve_with_faults",
+]
 
 FAULTS = (
     "answers-notifications",
@@ -87,6 +106,17 @@ FAULTS = (
     "skills-get-bare",
     "skills-unknown-32002",
     "skills-stale-digest",
+    # (issue 26, the content requirements: see CONTENT_FAULTS)
+    "content-as-text",
+    "schema-keywords-stripped",
+    "elicitation-schema-plain",
+    "no-log-messages",
+)
+CONTENT_FAULTS = (
+    "content-as-text",
+    "schema-keywords-stripped",
+    "elicitation-schema-plain",
+    "no-log-messages",
 )
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
@@ -256,6 +286,10 @@ class FaultyStream:
         if "silent-invalid" in self.faults and _invalid_answer(value):
             return
         changed = False
+        if self.faults & set(CONTENT_FAULTS):
+            if _drops_log(self.faults, value):
+                return
+            changed = _content_fault(self.faults, self.methods, value)
         for item in _items(value):
             if isinstance(item, dict) and "method" not in item:
                 changed = self._rewrite(item) or changed
@@ -410,6 +444,70 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
     if "skills-get-bare" in faults and method == "skills/get" and isinstance(result.get("skill"), dict):
         result.update(result.pop("skill"))
         changed = True
+    return changed
+
+
+# -- the content faults (issue 26) ---------------------------------------------------------------
+
+_STRIPPED_KEYWORDS = ("$schema", "$defs", "allOf", "if", "then", "else", "additionalProperties")
+
+
+def _drops_log(faults: set[str], value: Any) -> bool:
+    """no-log-messages: whether ``value`` is a notifications/message (never sent)."""
+    return "no-log-messages" in faults and isinstance(value, dict) and value.get("method") == wire.MESSAGE
+
+
+def _content_fault(faults: set[str], methods: dict[Any, str], value: Any) -> bool:
+    """The content faults: rewrite an answer or a server request in place (True when changed)."""
+    changed = False
+    for item in _items(value):
+        if not isinstance(item, dict):
+            continue
+        if "elicitation-schema-plain" in faults and item.get("method") == "elicitation/create":
+            changed = _plain_elicitation(item.get("params")) or changed
+        result = item.get("result")
+        method = methods.get(_key(item.get("id"))) if "method" not in item else None
+        if isinstance(result, dict) and method is not None:
+            if "content-as-text" in faults:
+                changed = _as_text(method, result) or changed
+            if "schema-keywords-stripped" in faults and method == "tools/list":
+                for tool in result.get("tools") or ():
+                    schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+                    if isinstance(schema, dict):
+                        for key in _STRIPPED_KEYWORDS:
+                            changed = schema.pop(key, None) is not None or changed
+    return changed
+
+
+def _plain_elicitation(params: Any) -> bool:
+    """elicitation-schema-plain: the asked properties lose their defaults and enum forms."""
+    schema = params.get("requestedSchema") if isinstance(params, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    changed = False
+    for prop in properties.values() if isinstance(properties, dict) else ():
+        for key in ("default", "oneOf", "enumNames", "items") if isinstance(prop, dict) else ():
+            changed = prop.pop(key, None) is not None or changed
+    return changed
+
+
+def _as_text(method: str, result: dict[str, Any]) -> bool:
+    """content-as-text: content items become text, resource contents lose their text and blob."""
+    plain = {"type": "text", "text": "rewritten"}
+    changed = False
+    if method == "tools/call" and isinstance(result.get("content"), list):
+        result["content"] = [dict(plain) for _ in result["content"]]
+        result.pop("isError", None)
+        changed = True
+    messages = result.get("messages") if method == "prompts/get" else None
+    for message in messages if isinstance(messages, list) else ():
+        if isinstance(message, dict):
+            message["content"] = dict(plain)
+            changed = True
+    contents = result.get("contents") if method == "resources/read" else None
+    for entry in contents if isinstance(contents, list) else ():
+        if isinstance(entry, dict):
+            changed = entry.pop("text", None) is not None or changed
+            changed = entry.pop("blob", None) is not None or changed
     return changed
 
 

@@ -9,6 +9,7 @@ and runs fixtures, revision by revision, into :class:`Verdict` s.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -86,7 +87,7 @@ class Options:
     revisions: Sequence[str] | None = None  # None: detect
     timeout: float = 5.0
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
-    schema_dir: Path | None = None
+    schema_dir: Path | None = None  # None: the official schemas beside the fixtures (spec/schema)
     exit_timeout: float = 3.0
     # revisions run one after another when the first handshake took longer than this (a slow
     # server or a loaded machine: concurrent sessions would only slow each other down)
@@ -447,7 +448,7 @@ async def _run_revision(
         )
         if problems == ["skip"]:
             verdicts.append(
-                Verdict(fixture.id, revision, transport, SKIP, fixture, note="needs --schema-dir")
+                Verdict(fixture.id, revision, transport, SKIP, fixture, note=f"no schema of {revision}")
             )
         elif problems:
             verdicts.append(
@@ -461,6 +462,8 @@ async def _run_revision(
 async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], options: Options) -> Run:
     """Run ``fixtures`` against ``target`` for each revision (given or detected)."""
     started = time.perf_counter()
+    if options.schema_dir is None:  # the official schemas shipped with the fixtures
+        options = dataclasses.replace(options, schema_dir=spec.directory / "schema")
     explicit = options.revisions is not None
     every = LEGACY_REVISIONS + MODERN_REVISIONS
     revisions = list(options.revisions) if options.revisions is not None else list(every)

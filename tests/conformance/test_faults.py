@@ -28,6 +28,8 @@ def _failed(run: Run) -> set[str]:
 
 
 def _sends_notification(step: dict[str, Any]) -> bool:
+    if "handshake" in step:  # notifications/initialized, unless the step says not to
+        return bool(step["handshake"].get("initialized", True))
     sent = step.get("send")
     items = sent if isinstance(sent, list) else [sent]
     return any(isinstance(i, dict) and "method" in i and "id" not in i for i in items)
@@ -69,6 +71,7 @@ async def test_answering_notifications_fails_the_no_response_requirements() -> N
     }
     expected |= {"lifecycle:initialized:no-response", "jsonrpc:response:solicited"}
     expected |= {"modern:result:result-type-invariant"}  # the stray result has no resultType either
+    expected |= {"jsonrpc:message:schema-valid"}  # nor any schema a response with id null
     assert _failed(await _run(["answers-notifications"])) == expected
 
 
@@ -114,8 +117,9 @@ async def test_omitting_result_type_fails_the_result_type_requirements() -> None
         "tasks:create:durable",
         "tasks:lifecycle:completed-inlines-result",
         "tasks:negotiation:no-task-without-extension",
+        "jsonrpc:message:schema-valid",  # every 2026-07-28 result definition requires resultType
     }
-    assert _failed(run) <= expected | {"modern:result:result-type-invariant"}
+    assert _failed(run) <= expected | {"modern:result:result-type-invariant", "jsonrpc:message:schema-valid"}
 
 
 @pytest.mark.anyio
@@ -127,6 +131,7 @@ async def test_nulling_error_ids_fails_every_requirement_expecting_an_error_for_
         for f in SPEC.fixtures
         if f.id in ran and any(_expects_error_with_id(s.get("expect")) for s in f.steps)
     }
+    expected.add("jsonrpc:message:schema-valid")  # 2026-07-28's typed errors (-32022...) require the id
     assert _failed(run) == expected
 
 
@@ -148,6 +153,8 @@ async def test_answering_a_cancelled_request_fails_the_cancellation_requirements
     # every subscription the listen fixtures end with notifications/cancelled gets a response too
     listen = {f.id for f in SPEC.fixtures if f.id.startswith("behaviour:listen:")}
     modern = {(rid, MODERN) for rid in listen | {"behaviour:cancel:modern-stdio-in-flight"}}
+    # a tools/call result answering subscriptions/listen is no SubscriptionsListenResult
+    modern.add(("jsonrpc:message:schema-valid", MODERN))
     assert failed == legacy | modern
 
 

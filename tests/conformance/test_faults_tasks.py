@@ -40,7 +40,10 @@ async def test_every_tasks_requirement_passes_without_faults() -> None:
     ("fault", "failing"),
     [
         ("tasks-undeclared", {"tasks:negotiation:declared"}),
-        ("task-forgotten", {"tasks:create:durable", "tasks:lifecycle:completed-inlines-result"}),
+        (
+            "task-forgotten",
+            {"tasks:create:durable", "tasks:lifecycle:completed-inlines-result", "tasks:cancel:empty-ack"},
+        ),
         ("task-never-completes", {"tasks:lifecycle:completed-inlines-result"}),
         ("cancel-not-empty", {"tasks:cancel:empty-ack"}),
         ("unknown-task-found", {"tasks:unknown:get-32602", "tasks:unknown:cancel-32602"}),

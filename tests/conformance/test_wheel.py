@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from jsonrpc_mcp_conformance.fixtures import ALL_REVISIONS
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT = 300.0
 INSTALL_TIMEOUT = 600.0  # the runtime dependencies may come from the network
@@ -88,6 +90,8 @@ def test_the_wheel_runs_the_harness_with_no_checkout_anywhere(tmp_path: Path) ->
         "jsonrpc_mcp_conformance/spec/manifest.json",
         "jsonrpc_mcp_conformance/spec/jsonrpc/examples.json",
         "jsonrpc_mcp_conformance/spec/official-checks.json",  # the known official check ids
+        # the official schemas (jsonrpc:message:schema-valid needs no --schema-dir)
+        *(f"jsonrpc_mcp_conformance/spec/schema/{r}/schema.json" for r in ALL_REVISIONS),
     ):
         assert name in names
     assert not [n for n in names if n.startswith(("spec/", "tests/", "examples/", "conformance/"))]
