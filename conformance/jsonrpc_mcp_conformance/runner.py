@@ -67,7 +67,9 @@ class Verdict:
     note: str = ""
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
-    frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
+    # the transcript of the fixture's exchange: "> sent", "< received" lines (over HTTP the request
+    # line and headers, the status and headers too), bounded (see ``Channel.frames``)
+    frames: list[str] = field(default_factory=list)
     # a failure that left nothing in flight (the follow-up's answer proved no answer would come): the
     # session may serve the next fixture
     in_sync: bool = field(default=False, repr=False, compare=False)
@@ -241,7 +243,7 @@ async def _run_fixture(
         )
         return verdict
     channel.fixture = fixture.id
-    channel.transcript = []
+    channel.start_transcript()
     local = dict(variables)
     channel.probe_variables = local
     try:
@@ -258,8 +260,6 @@ async def _run_fixture(
     except Abort as abort:
         verdict.status = abort.status
         verdict.problems = abort.problems
-        if abort.status in (FAIL, ERROR):
-            verdict.frames = list(channel.transcript)
         if abort.status in (FAIL, ERROR) and abort.actual == _NOTHING:
             said = channel.diagnosis()  # what came instead of an answer, if anything
             if channel.ended_by:
@@ -272,6 +272,7 @@ async def _run_fixture(
         if abort.status == SKIP:
             verdict.note = abort.problems[0] if abort.problems else ""
             verdict.problems = []
+    verdict.frames = channel.frames()  # what passed on the wire, whatever the verdict
     verdict.seconds = time.perf_counter() - started
     return verdict
 
@@ -361,7 +362,7 @@ async def _run_revision(
             if not info.detail:
                 info.detail = reason
             open_failures.append(reason)
-            frames = list(channel.transcript) if channel is not None else []
+            frames = channel.frames() if channel is not None else []
             await close_session()
             failed = Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual)
             failed.frames = frames
