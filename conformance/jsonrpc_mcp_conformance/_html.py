@@ -222,6 +222,8 @@ def _detail(v: Verdict) -> list[str]:
         lines.append(v.note)
     if v.fixture.ambiguity:
         lines.append(f"ambiguity: {v.fixture.ambiguity.get('text')}")
+    if v.fixture.invariant:
+        lines.append("an invariant: judged over every message of the revision (no exchange of its own)")
     return lines
 
 
