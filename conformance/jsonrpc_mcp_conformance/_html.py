@@ -71,6 +71,7 @@ blockquote{margin:4px 0;padding-left:8px;border-left:3px solid #d8dde3;color:#3d
 table{border-collapse:collapse;width:100%;margin-top:4px}
 td{vertical-align:top;padding:3px 6px;border-top:1px solid #eef0f3;font-size:13px}
 td.rev{white-space:nowrap;width:8em}
+td.rev a{color:inherit;text-decoration:none}
 td.verdict{width:5em}
 .badge{font-weight:700;font-size:12px;padding:1px 6px;border-radius:4px;color:#fff}
 .PASS{background:#2e7d32}.FAIL{background:#c62828}.ERROR{background:#8e24aa}

@@ -2,8 +2,9 @@
 its exchange, an anchor per requirement and verdict, filterable, checked in a real browser.
 
 The browser test drives Debian's Chromium headless (``apt-get install chromium``; .ci/run installs it)
-and skips, saying so, where there is none. Its screenshots stay in the test's tmp_path (``out.png``:
-the failures; ``top.png`` and ``anchor.png``: the page before and after following an anchor).
+and skips, saying so, where there is none. Its screenshot (the failures) stays in the test's tmp_path
+as ``out.png``. (Whether the view scrolled to an anchor is not checked: Chromium's headless
+``--screenshot`` of a page scrolled down is blank, and ``--dump-dom`` does not show the scroll.)
 """
 
 from __future__ import annotations
@@ -218,16 +219,6 @@ def test_the_report_shows_frames_links_anchors_and_filters_in_a_headless_browser
     anchored = _dom(binary, profile, f"{url}#{quote(target, safe=':@/')}")
     assert anchored.visible() == list(anchored.rows)
     assert [key for key, row in anchored.rows.items() if row.frames_open] == [*failing, target]
-
-    # ... and the browser scrolled to it: the view differs from the top of the page
-    last = list(everything.rows)[-1]
-    views = []
-    for name, fragment in (("top", ""), ("anchor", f"#{quote(last, safe=':@/')}")):
-        shot = tmp_path / f"{name}.png"
-        done = browser(binary, profile, f"--screenshot={shot}", "--window-size=1280,600", url + fragment)
-        assert done.returncode == 0, done.stderr[-2000:]
-        views.append(shot.read_bytes())
-    assert views[0] != views[1]
 
     shot = tmp_path / "out.png"
     done = browser(binary, profile, f"--screenshot={shot}", "--window-size=1280,900", url + "#verdict=FAIL")
