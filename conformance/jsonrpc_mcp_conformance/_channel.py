@@ -47,7 +47,7 @@ class _Absent:
 
 
 _OMIT = _Absent()  # an absent value (a variable that omits its key, no answer at all)
-_TRANSCRIPT = 60  # transcript lines a channel keeps of a fixture's exchange (the latest), for its verdict
+_TRANSCRIPT = 120  # transcript lines a channel keeps of a fixture's exchange (the latest), for its verdict
 _NOTHING = "nothing"  # Abort.actual when the server did not answer at all
 
 

@@ -98,11 +98,11 @@ def test_a_transcript_is_bounded_and_says_what_it_left_out() -> None:
     channel.note("<", _text(b"x" * 5000))  # a huge frame: cut, with its length
     (line,) = channel.frames()
     assert len(line) < 700 and line.endswith("... (5000 characters)")
-    for n in range(100):
+    for n in range(200):
         channel.note(">", f"frame {n}")
     frames = channel.frames()
-    assert frames[0] == "... (41 earlier lines not kept)"
-    assert frames[1:] == [f"> frame {n}" for n in range(40, 100)]
+    assert frames[0] == "... (81 earlier lines not kept)"
+    assert frames[1:] == [f"> frame {n}" for n in range(80, 200)]
     channel.start_transcript()  # the next fixture's exchange starts empty
     assert channel.frames() == []
 
