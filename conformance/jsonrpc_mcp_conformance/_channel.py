@@ -373,7 +373,8 @@ class Channel:
             shown = "; ".join(_show(frame) for frame in self.junk)
             parts.append(f"the server wrote what is no JSON-RPC message: {shown}")
         describe = getattr(self.conn, "diagnosis", None)
-        if describe is not None and getattr(self.conn, "last_reply", None) is not self._explained:
+        explained = self._explained is not None and getattr(self.conn, "last_reply", None) is self._explained
+        if describe is not None and not explained:
             said = describe()
             if said:
                 parts.append(said)

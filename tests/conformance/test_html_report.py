@@ -24,6 +24,7 @@ from jsonrpc_mcp_conformance._channel import Channel, _text
 from jsonrpc_mcp_conformance._html import to_html
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, main
 from jsonrpc_mcp_conformance.fixtures import load_spec
+from jsonrpc_mcp_conformance.httptarget import HttpReply
 from jsonrpc_mcp_conformance.runner import Options, RevisionRun, Run, Verdict
 
 from ..browser import browser, chromium
@@ -105,6 +106,26 @@ def test_a_transcript_is_bounded_and_says_what_it_left_out() -> None:
     assert frames[1:] == [f"> frame {n}" for n in range(80, 200)]
     channel.start_transcript()  # the next fixture's exchange starts empty
     assert channel.frames() == []
+
+
+def test_what_came_instead_of_an_answer_is_said_once() -> None:
+    # stdio: what the connection knows (exit status, stderr) is said
+    stdio = Channel(
+        cast(Any, SimpleNamespace(diagnosis=lambda: "the server exited with status 3")), [], Options()
+    )
+    assert stdio.diagnosis() == "the server exited with status 3"
+    # HTTP: the answer that held no response is described by ``no_answer``, and not again
+    reply = HttpReply(400, {"content-type": "text/plain"}, b"go away")
+    conn = SimpleNamespace(last_reply=reply, diagnosis=lambda: "the last POST was answered HTTP 400")
+    http = Channel(cast(Any, conn), [], Options())
+    assert http.diagnosis() == "the last POST was answered HTTP 400"
+    said = http.no_answer()
+    assert (
+        said == "no response: the POST was answered 400, text/plain: 'go away' (no JSON-RPC response in it)"
+    )
+    assert http.diagnosis() == ""
+    conn.last_reply = HttpReply(400, {}, b"")  # a later answer is described again
+    assert http.diagnosis() == "the last POST was answered HTTP 400"
 
 
 @dataclass
