@@ -176,6 +176,7 @@ class Channel:
         self.junk: list[bytes] = []  # the latest frames that were no JSON-RPC message (last 3)
         self.transcript: list[str] = []  # "> sent" and "< received" lines, for the fixture's verdict
         self.dropped = 0  # the transcript lines let go (the earliest), said in :meth:`frames`
+        self._explained: Any = None  # the HTTP answer :meth:`no_answer` described
         # "no answer" after an invalid frame ends with a follow-up's answer (see ``next_response``)
         self.probe_variables: dict[str, Any] | None = None  # probe_method/probe_params, set per fixture
         self._invalid_sent = False  # the latest frame sent was one a server rejects as it reads it
@@ -185,7 +186,6 @@ class Channel:
         # first answer is waited for ``Options.handshake_timeout`` (see :meth:`first_wait`)
         self.heard = False
         self.waited = 0.0  # how long the latest ``next_response`` waited
-        self._explained: Any = None  # the HTTP answer :meth:`no_answer` described
 
     def use(self, conn: Connection) -> None:
         """Go on over ``conn``, a new connection (a ``reconnect`` step): it may still be starting."""

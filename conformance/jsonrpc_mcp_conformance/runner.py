@@ -54,7 +54,9 @@ __all__ = [
 @dataclass
 class Verdict:
     """One fixture's outcome for one revision over one transport: its status, the problems found, what
-    was expected and what the server did."""
+    was expected and what the server did. ``frames``: the transcript of the fixture's exchange, every
+    verdict's (``> sent``, ``< received`` lines; over HTTP the request line and headers, the status
+    and headers too), bounded (see ``Channel.frames``)."""
 
     id: str
     revision: str
@@ -67,9 +69,7 @@ class Verdict:
     note: str = ""
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
-    # the transcript of the fixture's exchange: "> sent", "< received" lines (over HTTP the request
-    # line and headers, the status and headers too), bounded (see ``Channel.frames``)
-    frames: list[str] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
     # a failure that left nothing in flight (the follow-up's answer proved no answer would come): the
     # session may serve the next fixture
     in_sync: bool = field(default=False, repr=False, compare=False)
