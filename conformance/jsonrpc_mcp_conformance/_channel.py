@@ -47,7 +47,7 @@ class _Absent:
 
 
 _OMIT = _Absent()  # an absent value (a variable that omits its key, no answer at all)
-_TRANSCRIPT = 40  # frames a channel keeps for the report of a failure
+_TRANSCRIPT = 120  # transcript lines a channel keeps of a fixture's exchange (the latest), for its verdict
 _NOTHING = "nothing"  # Abort.actual when the server did not answer at all
 
 
@@ -176,7 +176,9 @@ class Channel:
         self.streams: dict[str, Any] = {}  # HTTP responses still being read (``http`` steps' ``keep``)
         self.pending: list[Seen] = []  # responses ``expect_message`` passed over, read again first
         self.junk: list[bytes] = []  # the latest frames that were no JSON-RPC message (last 3)
-        self.transcript: list[str] = []  # "> sent" and "< received" lines, for a failure's report
+        self.transcript: list[str] = []  # "> sent" and "< received" lines, for the fixture's verdict
+        self.dropped = 0  # the transcript lines let go (the earliest), said in :meth:`frames`
+        self._explained: Any = None  # the HTTP answer :meth:`no_answer` described
         # "no answer" after an invalid frame ends with a follow-up's answer (see ``next_response``)
         self.probe_variables: dict[str, Any] | None = None  # probe_method/probe_params, set per fixture
         self._invalid_sent = False  # the latest frame sent was one a server rejects as it reads it
@@ -216,8 +218,13 @@ class Channel:
         status that carried none, the follow-up answered first, or how long the wait was."""
         reply = getattr(self.conn, "last_reply", None)
         if reply is not None and not any(_is_response(m) for m in reply.messages):
+            self._explained = reply  # (``diagnosis`` need not describe it again)
             kind = f", {reply.content_type}" if reply.content_type else ""
-            return f"no response: the POST was answered {reply.status}{kind} with no JSON-RPC response in it"
+            body = reply.body.decode("utf-8", "replace").strip()
+            shown = f": {_show(reply.body, 200)}" if body and not reply.messages else ""
+            return (
+                f"no response: the POST was answered {reply.status}{kind}{shown} (no JSON-RPC response in it)"
+            )
         if self.ended_by:
             return f"no response before the follow-up's answer ({self.waited:.1f} s)"
         return f"no answer in {self.waited:.3g} s"
@@ -226,7 +233,22 @@ class Channel:
         """One line of the transcript (``>`` sent, ``<`` received), the latest kept."""
         for line in text.splitlines() or [""]:
             self.transcript.append(f"{direction} {line}")
-        del self.transcript[:-_TRANSCRIPT]
+        overflow = len(self.transcript) - _TRANSCRIPT
+        if overflow > 0:
+            del self.transcript[:overflow]
+            self.dropped += overflow
+
+    def start_transcript(self) -> None:
+        """A new fixture's exchange begins: the transcript starts empty."""
+        self.transcript = []
+        self.dropped = 0
+
+    def frames(self) -> list[str]:
+        """The transcript as a verdict keeps it (``> sent``, ``< received``, each frame cut at 600
+        characters), after a line saying how many earlier lines were let go, if any were."""
+        if not self.dropped:
+            return list(self.transcript)
+        return [f"... ({self.dropped} earlier lines not kept)", *self.transcript]
 
     def conn_timeout(self, timeout: float | None) -> None:
         """Let a connection whose sends wait for their answers (HTTP) wait ``timeout`` s (the
@@ -287,6 +309,23 @@ class Channel:
                     self.note("<", _text(reply.body))
         return True
 
+    def note_exchange(self, head: str, body: bytes | None, reply: Any = None, *, read_on: str = "") -> None:
+        """An exchange of an ``http`` step in the transcript: the request line and headers and the
+        body sent (none when ``read_on`` names the kept response read on from), then the answer's
+        status line and headers and its body (what was read of it), when one came."""
+        if read_on:
+            self.note("<", f"(reading on from the response kept as {read_on!r})")
+        else:
+            if head:
+                self.note(">", head)
+            if body:
+                self.note(">", _text(body))
+        if reply is not None:
+            if not read_on:
+                self.note("<", "\n".join(reply.head_lines()))
+            if reply.body.strip():
+                self.note("<", _text(reply.body))
+
     async def write_raw(self, data: bytes) -> None:
         write = getattr(self.conn, "write_raw", None)
         if write is None:
@@ -339,7 +378,8 @@ class Channel:
             shown = "; ".join(_show(frame) for frame in self.junk)
             parts.append(f"the server wrote what is no JSON-RPC message: {shown}")
         describe = getattr(self.conn, "diagnosis", None)
-        if describe is not None:
+        explained = self._explained is not None and getattr(self.conn, "last_reply", None) is self._explained
+        if describe is not None and not explained:
             said = describe()
             if said:
                 parts.append(said)

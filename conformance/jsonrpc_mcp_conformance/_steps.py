@@ -335,6 +335,8 @@ async def _paginate(
         await channel.send(_dump({"jsonrpc": "2.0", "id": rid, "method": spec["method"], "params": params}))
         answer = await channel.next_response(timeout)
         result = answer.get("result") if isinstance(answer, dict) else None
+        if answer is _OMIT:
+            raise Abort(FAIL, [f"page {page}: {channel.no_answer()}"], spec["items"], _NOTHING)
         if not isinstance(result, dict) or not isinstance(result.get(spec["items"]), list):
             raise Abort(
                 FAIL, [f"page {page} is not a {spec['method']} result"], spec["items"], _short(answer)
@@ -408,7 +410,9 @@ async def _http_step(
         try:
             reply = await exchange(method, headers, body, timeout, **({"url": url} if url else {}))
         except (OSError, TimeoutError, EOFError) as exc:
+            channel.note_exchange(getattr(channel.conn, "last_request_head", ""), body)
             raise Abort(FAIL, [f"{method} {url or ''} failed: {exc}".replace("  ", " ")]) from None
+        channel.note_exchange(getattr(channel.conn, "last_request_head", ""), body, reply)
         if 200 <= reply.status < 300:
             break
     assert reply is not None
@@ -470,9 +474,12 @@ async def _stream_step(
         try:
             stream = await channel.conn.open_exchange(method, headers, body, timeout)  # type: ignore[attr-defined]
         except (OSError, TimeoutError, EOFError) as exc:
+            channel.note_exchange(getattr(channel.conn, "last_request_head", ""), body)
             raise Abort(FAIL, [f"{method} failed: {exc}"]) from None
         channel.streams[name] = stream  # closed at the end of the fixture at the latest
     until = bounds.get("until")
+    read_on = str(spec["read"]) if "read" in spec else ""
+    head = "" if read_on else getattr(channel.conn, "last_request_head", "")
     try:
         reply = await stream.read(
             events=bounds.get("events"),
@@ -480,7 +487,9 @@ async def _stream_step(
             within=float(bounds.get("within", timeout)),
         )
     except (OSError, EOFError) as exc:
+        channel.note_exchange(head, body, read_on=read_on)
         raise Abort(FAIL, [f"{method} failed: {exc}"]) from None
+    channel.note_exchange(head, body, reply, read_on=read_on)
     if "keep" not in spec and "read" not in spec:
         await channel.streams.pop(name).aclose()
     return reply

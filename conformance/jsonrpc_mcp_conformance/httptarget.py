@@ -386,6 +386,7 @@ class HttpConnection:
         target = self._target
         where = target.endpoint()
         conn, data = _request(where, method, headers, body)
+        self.last_request_head = _redacted(data.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
         with anyio.fail_after(timeout):
             stream = await target.open_stream(where)
         try:

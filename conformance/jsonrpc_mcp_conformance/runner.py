@@ -55,7 +55,9 @@ __all__ = [
 @dataclass
 class Verdict:
     """One fixture's outcome for one revision over one transport: its status, the problems found, what
-    was expected and what the server did."""
+    was expected and what the server did. ``frames``: the transcript of the fixture's exchange, every
+    verdict's (``> sent``, ``< received`` lines; over HTTP the request line and headers, the status
+    and headers too), bounded (see ``Channel.frames``)."""
 
     id: str
     revision: str
@@ -242,7 +244,7 @@ async def _run_fixture(
         )
         return verdict
     channel.fixture = fixture.id
-    channel.transcript = []
+    channel.start_transcript()
     local = dict(variables)
     channel.probe_variables = local
     try:
@@ -259,8 +261,6 @@ async def _run_fixture(
     except Abort as abort:
         verdict.status = abort.status
         verdict.problems = abort.problems
-        if abort.status in (FAIL, ERROR):
-            verdict.frames = list(channel.transcript)
         if abort.status in (FAIL, ERROR) and abort.actual == _NOTHING:
             said = channel.diagnosis()  # what came instead of an answer, if anything
             if channel.ended_by:
@@ -273,6 +273,7 @@ async def _run_fixture(
         if abort.status == SKIP:
             verdict.note = abort.problems[0] if abort.problems else ""
             verdict.problems = []
+    verdict.frames = channel.frames()  # what passed on the wire, whatever the verdict
     verdict.seconds = time.perf_counter() - started
     return verdict
 
@@ -362,7 +363,7 @@ async def _run_revision(
             if not info.detail:
                 info.detail = reason
             open_failures.append(reason)
-            frames = list(channel.transcript) if channel is not None else []
+            frames = channel.frames() if channel is not None else []
             await close_session()
             failed = Abort(ERROR, [f"the session could not be opened: {reason}"], actual=abort.actual)
             failed.frames = frames
