@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         UrlElicitationRequired,
     )
     from .jsonrpc.errors import JsonRpcError
+    from .server._asking import Elicited
     from .server._context import Context, get_context
     from .server._extensions import Extension
     from .server._introspect import Arg
@@ -42,6 +43,7 @@ __all__ = [
     "Client",
     "ClientError",
     "Context",
+    "Elicited",
     "Extension",
     "JsonRpcError",
     "McpError",
@@ -79,6 +81,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown
                 "UrlElicitationRequired",
             ),
             ".jsonrpc.errors": ("JsonRpcError",),
+            ".server._asking": ("Elicited",),
             ".server._context": ("Context", "get_context"),
             ".server._extensions": ("Extension",),
             ".server._introspect": ("Arg",),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._asking import InputRequest
+    from ._asking import Elicited, InputRequest
     from ._context import Context, get_context
     from ._extensions import Extension, ExtensionHandler, call_client_extensions
     from ._introspect import Arg
@@ -26,6 +26,7 @@ __all__ = [
     "CallNext",
     "Completer",
     "Context",
+    "Elicited",
     "Extension",
     "ExtensionHandler",
     "InputRequest",
@@ -47,7 +48,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, which would take any unknown
     __getattr__, __dir__ = lazy_names(
         globals(),
         {
-            "._asking": ("InputRequest",),
+            "._asking": ("Elicited", "InputRequest"),
             "._context": ("Context", "get_context"),
             "._extensions": ("Extension", "ExtensionHandler", "call_client_extensions"),
             "._introspect": ("Arg",),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import anyio
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ._mrtr import Exchange
     from ._session import ServerSession
 
-__all__ = ["Asking", "InputRequest"]
+__all__ = ["Asking", "Elicited", "InputRequest"]
 
 T = TypeVar("T")
 _DEFAULT: Any = object()
@@ -56,6 +56,31 @@ _SAMPLING_PARAMS = {
     "tool_choice": "toolChoice",
 }
 _ACTIONS = frozenset({"accept", "decline", "cancel"})
+
+
+@dataclass(frozen=True)
+class Elicited(Generic[T]):
+    """The user's answer to a form described by a type (``await ctx.elicit(message, Person)``):
+    ``action`` ("accept", "decline" or "cancel") and, when accepted, ``content`` as that type."""
+
+    action: str
+    content: T | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+def _form_of(described: type[Any]) -> tuple[dict[str, Any], Callable[[Any], Any]]:
+    """The form schema of a dataclass, TypedDict or pydantic model, and how to read an answer."""
+    from ._introspect import converter_for, schema_for_type
+
+    try:
+        schema = schema_for_type(described, f"the form {getattr(described, '__name__', described)!r}")
+    except TypeError as exc:
+        raise TypeError(f"elicit: {exc}") from None
+    convert = converter_for(described)
+    return schema, (convert if convert is not None else (lambda value: value))
 
 
 @dataclass(frozen=True)
@@ -346,22 +371,52 @@ class Asking:
         request = self.sampling(messages, max_tokens, system_prompt, **params)
         return await self._ask_one(request, key, timeout)
 
+    @overload
+    async def elicit(
+        self, message: str, requested_schema: type[T], *, key: str | None = None, timeout: float | None = ...
+    ) -> Elicited[T]: ...
+
+    @overload
     async def elicit(
         self,
         message: str,
         requested_schema: dict[str, Any],
         *,
         key: str | None = None,
+        timeout: float | None = ...,
+    ) -> dict[str, Any]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: dict[str, Any] | type[Any],
+        *,
+        key: str | None = None,
         timeout: float | None = _DEFAULT,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Ask the user to fill a form (``elicitation/create``, 2025-06-18+); returns the ElicitResult
         (``{"action": "accept" | "decline" | "cancel", "content"?: {...}}``).
 
         ``requested_schema`` is a flat object schema of string / number / integer / boolean / enum
-        fields (see :mod:`jsonrpc_mcp.server._elicitation`); never ask for secrets in a form.
-        ``key`` names the input request in 2026-07-28 (default ``elicit-<n>``).
+        fields (see :mod:`jsonrpc_mcp.server._elicitation`), or a dataclass, TypedDict or pydantic
+        model of such fields: then the answer is an :class:`Elicited` whose ``content`` is one of
+        it. Never ask for secrets in a form. ``key`` names the input request in 2026-07-28 (default
+        ``elicit-<n>``).
         """
-        return await self._ask_one(self.elicitation(message, requested_schema), key, timeout)
+        if isinstance(requested_schema, dict):
+            return await self._ask_one(self.elicitation(message, requested_schema), key, timeout)
+        schema, convert = _form_of(requested_schema)
+        answer = await self._ask_one(self.elicitation(message, schema), key, timeout)
+        if answer.get("action") != "accept":
+            return Elicited(answer.get("action", "cancel"))
+        fields = schema.get("properties", {})  # (what the client added beyond the form is left out)
+        content = {k: v for k, v in (answer.get("content") or {}).items() if k in fields}
+        try:
+            return Elicited("accept", convert(content))
+        except (TypeError, ValueError) as exc:  # the client's answer does not fit the form it was sent
+            raise InvalidParams(
+                f"Invalid params: the accepted form does not fit {requested_schema.__name__}: {exc}"
+            ) from None
 
     async def elicit_url(
         self,
