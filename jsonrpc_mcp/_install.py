@@ -1,10 +1,19 @@
-"""``jsonrpc-mcp install claude-desktop FILE`` (or ``--url URL``): add a server to Claude Desktop's
-configuration.
+"""``jsonrpc-mcp install HOST FILE`` (or ``--url URL``): add a server to an MCP host's configuration.
 
-Claude Desktop reads ``claude_desktop_config.json`` (where: :func:`claude_desktop_config`) and starts
-each entry of its ``mcpServers`` object as a stdio server::
+Each host (:data:`HOSTS`) reads a JSON file and starts each entry of one of its objects as a stdio
+server::
 
     {"mcpServers": {"NAME": {"command": "...", "args": ["..."], "env": {"KEY": "VALUE"}}}}
+
+- ``claude-desktop``: ``claude_desktop_config.json`` (where: :func:`claude_desktop_config`),
+  ``mcpServers``;
+- ``cursor``: ``~/.cursor/mcp.json`` (every project; a project's own is ``.cursor/mcp.json``),
+  ``mcpServers``;
+- ``vscode``: the workspace's ``.vscode/mcp.json``, ``servers``, each entry with ``"type": "stdio"``;
+- ``claude-code``: the project's ``.mcp.json`` (shared with whoever checks the project out),
+  ``mcpServers``, each entry with ``"type": "stdio"``.
+
+``--config PATH`` names another file of the same shape (for example a user-profile ``mcp.json``).
 
 The entry written runs this very Python (``sys.executable``, so the environment that has
 jsonrpc-mcp installed) with ``-m jsonrpc_mcp serve /absolute/FILE[:ATTR]``. Before anything is
@@ -33,25 +42,40 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
+    "HOSTS",
+    "Host",
     "InstallError",
     "Installed",
-    "claude_desktop_config",
     "bridge_entry",
+    "claude_desktop_config",
+    "install",
     "install_claude_desktop",
     "install_claude_desktop_url",
+    "install_url",
     "merged_config",
     "parse_env",
     "server_entry",
 ]
 
 CONFIG_NAME = "claude_desktop_config.json"
+
+
+@dataclass(frozen=True)
+class Host:
+    """An MCP host whose configuration ``install`` writes."""
+
+    title: str  # as people call it
+    config: Callable[[], Path]  # where its file is, by default
+    key: str = "mcpServers"  # the object whose entries are servers
+    typed: bool = False  # entries say "type": "stdio"
+    config_hint: str = ""  # where the file is by default, for --help
 
 
 class InstallError(Exception):
@@ -150,7 +174,7 @@ def bridge_entry(url: str, bridge_args: Sequence[str], env: Mapping[str, str]) -
     return entry
 
 
-def _read_config(path: Path) -> dict[str, Any]:
+def _read_config(path: Path, key: str = "mcpServers") -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
@@ -165,16 +189,18 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise InstallError(f"{path} is not valid JSON ({exc}); fix or move it, nothing was changed") from None
     if not isinstance(config, dict):
         raise InstallError(f"{path} holds a JSON {type(config).__name__}, not an object; nothing was changed")
-    if not isinstance(config.get("mcpServers", {}), dict):
-        raise InstallError(f"{path}: its 'mcpServers' is not an object; nothing was changed")
+    if not isinstance(config.get(key, {}), dict):
+        raise InstallError(f"{path}: its {key!r} is not an object; nothing was changed")
     return config
 
 
-def merged_config(config: dict[str, Any], name: str, entry: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with ``mcpServers[name]`` set to ``entry``; every other key and server kept, in order."""
-    servers = dict(config.get("mcpServers", {}))
+def merged_config(
+    config: dict[str, Any], name: str, entry: dict[str, Any], key: str = "mcpServers"
+) -> dict[str, Any]:
+    """``config`` with ``config[key][name]`` set to ``entry``; every other key and server kept, in order."""
+    servers = dict(config.get(key, {}))
     servers[name] = entry
-    return {**config, "mcpServers": servers}
+    return {**config, key: servers}
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -216,7 +242,39 @@ class Installed:
     backup: Path | None = None  # where the file as it was was copied, if it was changed
 
 
-def install_claude_desktop(
+def _cwd(*parts: str) -> Callable[[], Path]:
+    return lambda: Path.cwd().joinpath(*parts)
+
+
+def _home(*parts: str) -> Callable[[], Path]:
+    return lambda: Path.home().joinpath(*parts)
+
+
+HOSTS: dict[str, Host] = {
+    "claude-desktop": Host(
+        "Claude Desktop", claude_desktop_config, config_hint="Claude Desktop's for this OS"
+    ),
+    "cursor": Host("Cursor", _home(".cursor", "mcp.json"), config_hint="~/.cursor/mcp.json"),
+    "vscode": Host(
+        "VS Code", _cwd(".vscode", "mcp.json"), key="servers", typed=True, config_hint=".vscode/mcp.json here"
+    ),
+    "claude-code": Host("Claude Code", _cwd(".mcp.json"), typed=True, config_hint=".mcp.json here"),
+}
+
+
+def _host(name: str) -> Host:
+    try:
+        return HOSTS[name]
+    except KeyError:
+        raise InstallError(f"unknown host {name!r} (one of: {', '.join(HOSTS)})") from None
+
+
+def _typed(host: Host, entry: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "stdio", **entry} if host.typed else entry
+
+
+def install(
+    host: str,
     target: str,
     *,
     name: str | None = None,
@@ -225,18 +283,22 @@ def install_claude_desktop(
     dry_run: bool = False,
     probe_timeout: float = 60.0,
 ) -> Installed:
-    """Add (or replace) the ``mcpServers`` entry serving ``target`` (``path.py[:ATTR]``) to Claude
-    Desktop's configuration (``config_path``, default :func:`claude_desktop_config`)."""
+    """Add (or replace) the entry serving ``target`` (``path.py[:ATTR]``) in ``host``'s configuration
+    (``config_path``, default the host's; see the module docs)."""
+    chosen = _host(host)
     env = dict(env or {})
     _, absolute = _absolute_target(target)
-    path = config_path if config_path is not None else claude_desktop_config()
-    config = _read_config(path)  # refused before anything runs: the config may be the problem
+    path = config_path if config_path is not None else chosen.config()
+    config = _read_config(path, chosen.key)  # refused before anything runs: the config may be the problem
     server_name = _probe(absolute, env, probe_timeout)
     name = name if name is not None else server_name
-    return _install_entry(path, config, name, server_entry(absolute, env), dry_run)
+    return _install_entry(
+        path, config, name, _typed(chosen, server_entry(absolute, env)), dry_run, chosen.key
+    )
 
 
-def install_claude_desktop_url(
+def install_url(
+    host: str,
     url: str,
     *,
     name: str | None = None,
@@ -245,28 +307,40 @@ def install_claude_desktop_url(
     config_path: Path | None = None,
     dry_run: bool = False,
 ) -> Installed:
-    """Add (or replace) the ``mcpServers`` entry that bridges to the remote server at ``url``
-    (``jsonrpc-mcp bridge URL BRIDGE_ARGS...``) in Claude Desktop's configuration."""
+    """Add (or replace) the entry that bridges to the remote server at ``url`` (``jsonrpc-mcp
+    bridge URL BRIDGE_ARGS...``) in ``host``'s configuration."""
+    chosen = _host(host)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InstallError(f"--url {url!r}: expected an http:// or https:// URL")
-    path = config_path if config_path is not None else claude_desktop_config()
-    config = _read_config(path)
+    path = config_path if config_path is not None else chosen.config()
+    config = _read_config(path, chosen.key)
     name = name if name is not None else parts.hostname
-    return _install_entry(path, config, name, bridge_entry(url, bridge_args, dict(env or {})), dry_run)
+    entry = _typed(chosen, bridge_entry(url, bridge_args, dict(env or {})))
+    return _install_entry(path, config, name, entry, dry_run, chosen.key)
+
+
+def install_claude_desktop(target: str, **options: Any) -> Installed:
+    """:func:`install` into Claude Desktop's configuration."""
+    return install("claude-desktop", target, **options)
+
+
+def install_claude_desktop_url(url: str, **options: Any) -> Installed:
+    """:func:`install_url` into Claude Desktop's configuration."""
+    return install_url("claude-desktop", url, **options)
 
 
 def _install_entry(
-    path: Path, config: dict[str, Any], name: str, entry: dict[str, Any], dry_run: bool
+    path: Path, config: dict[str, Any], name: str, entry: dict[str, Any], dry_run: bool, key: str
 ) -> Installed:
-    """Merge ``entry`` under ``name`` into ``config`` and write it to ``path`` (see the module docs)."""
+    """Merge ``entry`` under ``name`` into ``config[key]`` and write it to ``path`` (see the module docs)."""
     if not name.strip():
         raise InstallError("the server's name is empty: give one with --name")
-    new = merged_config(config, name, entry)
+    new = merged_config(config, name, entry, key)
     text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
     if dry_run:
         return Installed(path, name, "dry-run", text)
-    before = config.get("mcpServers", {}).get(name)
+    before = config.get(key, {}).get(name)
     if before == entry:
         return Installed(path, name, "unchanged", text)
     backup = None

@@ -371,25 +371,30 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
 
     install = commands.add_parser("install", help="add a server to an MCP client's configuration")
     clients = install.add_subparsers(dest="client", required=True)
-    desktop = clients.add_parser(
-        "claude-desktop",
-        help="add FILE (or a remote server, --url) to Claude Desktop's mcpServers",
-        description="Adds (or replaces) the mcpServers entry that serves FILE with this Python, or"
-        " (--url) that bridges to the remote server at URL (jsonrpc-mcp bridge URL, with the upstream"
-        " options given); the rest of the config is kept, and the file as it was is copied to .bak first.",
-    )
-    desktop.add_argument("file", nargs="?", help="path/to/server.py[:ATTR]")
-    desktop.add_argument("--url", help="a remote server's http(s):// URL, reached through jsonrpc-mcp bridge")
-    desktop.add_argument("--name", help="the entry's name (default: the server's name, or the URL's host)")
-    add_upstream_options(desktop)
-    desktop.add_argument(
-        "--env",
-        action="append",
-        metavar="KEY=VALUE",
-        help="an environment variable for the server (repeatable)",
-    )
-    desktop.add_argument("--config", help="the config file (default: Claude Desktop's for this OS)")
-    desktop.add_argument("--dry-run", action="store_true", help="print the resulting config, write nothing")
+    from ._install import HOSTS
+
+    for host, about in HOSTS.items():
+        where = "servers" if about.key == "servers" else "mcpServers"
+        one = clients.add_parser(
+            host,
+            help=f"add FILE (or a remote server, --url) to {about.title}'s {where}",
+            description=f"Adds (or replaces) the {where} entry that serves FILE with this Python, or"
+            " (--url) that bridges to the remote server at URL (jsonrpc-mcp bridge URL, with the upstream"
+            " options given); the rest of the config is kept, and the file as it was is copied to .bak"
+            " first.",
+        )
+        one.add_argument("file", nargs="?", help="path/to/server.py[:ATTR]")
+        one.add_argument("--url", help="a remote server's http(s):// URL, reached through jsonrpc-mcp bridge")
+        one.add_argument("--name", help="the entry's name (default: the server's name, or the URL's host)")
+        add_upstream_options(one)
+        one.add_argument(
+            "--env",
+            action="append",
+            metavar="KEY=VALUE",
+            help="an environment variable for the server (repeatable)",
+        )
+        one.add_argument("--config", help=f"the config file (default: {about.config_hint})")
+        one.add_argument("--dry-run", action="store_true", help="print the resulting config, write nothing")
 
     for name, command in (extra_commands or {}).items():
         added = commands.add_parser(
@@ -463,13 +468,13 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace) -> int:
-    """``install claude-desktop``: 0 when installed, 1 with one line on stderr."""
+    """``install HOST``: 0 when installed, 1 with one line on stderr."""
     from pathlib import Path
 
     from ._bridge import upstream_args
-    from ._install import InstallError, install_claude_desktop, install_claude_desktop_url, parse_env
+    from ._install import HOSTS, InstallError, install, install_url, parse_env
 
-    prog = "jsonrpc-mcp install claude-desktop"
+    prog = f"jsonrpc-mcp install {args.client}"
     if (args.file is None) == (args.url is None):
         print(f"{prog}: give a server FILE, or --url URL (one of them)", file=sys.stderr)
         return 2
@@ -477,24 +482,13 @@ def _install(args: argparse.Namespace) -> int:
         print(f"{prog}: --header, --auth, --upstream-mode ... go with --url", file=sys.stderr)
         return 2
     config_path = Path(args.config).expanduser() if args.config else None
+    options = {"name": args.name, "config_path": config_path, "dry_run": args.dry_run}
     try:
+        env = parse_env(args.env or [])
         if args.url is not None:
-            done = install_claude_desktop_url(
-                args.url,
-                name=args.name,
-                bridge_args=upstream_args(args),
-                env=parse_env(args.env or []),
-                config_path=config_path,
-                dry_run=args.dry_run,
-            )
+            done = install_url(args.client, args.url, bridge_args=upstream_args(args), env=env, **options)
         else:
-            done = install_claude_desktop(
-                args.file,
-                name=args.name,
-                env=parse_env(args.env or []),
-                config_path=config_path,
-                dry_run=args.dry_run,
-            )
+            done = install(args.client, args.file, env=env, **options)
     except InstallError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
@@ -508,7 +502,8 @@ def _install(args: argparse.Namespace) -> int:
         print(f"{prog}: {done.name!r} is already in {done.path} as is; nothing changed")
     else:
         kept = f" (the previous file is {done.backup})" if done.backup else ""
-        print(f"{prog}: {done.action} {done.name!r} in {done.path}{kept}; restart Claude Desktop to load it")
+        title = HOSTS[args.client].title
+        print(f"{prog}: {done.action} {done.name!r} in {done.path}{kept}; restart {title} to load it")
     return 0
 
 

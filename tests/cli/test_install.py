@@ -263,3 +263,56 @@ def test_a_url_or_a_file_not_both(tmp_path: Path, args: tuple[str, ...], status:
         done.stderr
     )
     assert not (tmp_path / "c.json").exists()
+
+
+def _install_into(host: str, *args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jsonrpc_mcp", "install", host, *args],
+        cwd=cwd,
+        env=_env(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "where", "key", "typed", "title"),
+    [
+        ("cursor", "home/.cursor/mcp.json", "mcpServers", False, "Cursor"),
+        ("vscode", "project/.vscode/mcp.json", "servers", True, "VS Code"),
+        ("claude-code", "project/.mcp.json", "mcpServers", True, "Claude Code"),
+    ],
+)
+async def test_other_hosts_get_their_own_file_and_shape_and_the_entry_serves(
+    tmp_path: Path, host: str, where: str, key: str, typed: bool, title: str
+) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    config = tmp_path / where
+    config.parent.mkdir(parents=True, exist_ok=True)
+    _write(config, {key: {"other": {"command": "node", "args": ["s.js"]}}, "inputs": []})
+    done = _install_into(host, str(ENVTOOL), "--env", "GREETING=hi", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert f"added 'env-tool' in {config}" in done.stdout and f"restart {title}" in done.stdout
+    written = json.loads(config.read_text(encoding="utf-8"))
+    assert list(written) == [key, "inputs"] and list(written[key]) == ["other", "env-tool"]
+    entry = written[key]["env-tool"]
+    assert ("type" in entry) is typed and entry.get("type", "stdio") == "stdio"
+    with anyio.fail_after(TIMEOUT):
+        async with Client.stdio(
+            [entry["command"], *entry["args"]], env={**_env(), **entry["env"]}, cwd=tmp_path
+        ) as client:
+            result = await client.call_tool("getenv", {"key": "GREETING"})
+    assert result["content"][0]["text"] == "hi"
+
+
+def test_a_remote_server_for_vscode_is_a_typed_bridge_entry(tmp_path: Path) -> None:
+    done = _install_into(
+        "vscode", "--url", "https://mcp.example.com/mcp", "--dry-run", cwd=tmp_path, home=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)["servers"]["mcp.example.com"]
+    assert entry["type"] == "stdio" and entry["args"][-2:] == ["bridge", "https://mcp.example.com/mcp"]
