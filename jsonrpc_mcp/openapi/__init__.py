@@ -59,6 +59,7 @@ class RouteMap:
     annotations: Mapping[str, Any] | None = None
 
     def matches(self, op: Operation) -> bool:
+        """Whether every condition given holds for the operation."""
         if self.methods is not None and op.method not in {m.upper() for m in self.methods}:
             return False
         if self.pattern is not None and re.search(self.pattern, op.path) is None:

@@ -142,7 +142,8 @@ async def serve_checked(
 def _cannot_ask(server: Server, method: str, params: dict[str, Any]) -> bool:
     """A first round (no ``requestState``, no ``inputResponses``) of a call of a tool that takes no
     Context: nothing can ask the client anything, so there is no exchange to set up (one would stay
-    empty and unretried: the result is the same)."""
+    empty and unretried: the result is the same). Nor is there for a request a mounted server
+    serves: it sets up its own (see :mod:`._mount`)."""
     composition = server._composition
     if composition is not None and composition.routes_away(method, params):
         return True  # served by a mounted server, which keeps its own multi round-trip state
