@@ -112,6 +112,8 @@ class Proxy(Server):
     ``revisions``, ``cache_ttl_ms``, ...).
     """
 
+    _registered = False  # it serves what it relays (a server it is mounted into asks it for everything)
+
     def __init__(
         self,
         connect: Connect,
@@ -438,14 +440,8 @@ class Proxy(Server):
             filters = call.params.get("notifications")
             uris = filters.get("resourceSubscriptions") if type(filters) is dict else None
             uris = [u for u in uris if type(u) is str] if type(uris) is list else []
-            relay.listen_uris.update(uris)
-            await _quietly(relay.sync_subscriptions())
-            try:
+            async with self._watching(uris):
                 return await call_next(call)
-            finally:
-                relay.listen_uris.subtract(uris)
-                if self._tg is not None:  # (the upstream connection may be closing)
-                    self._spawn(_quietly, relay.sync_subscriptions())
         result = await call_next(call)
         if call.method == wire.SET_LEVEL:
             await _quietly(relay.sync_log_level())
@@ -459,6 +455,20 @@ class Proxy(Server):
         else:
             await _quietly(relay.sync_subscriptions())
         return result
+
+    @contextlib.asynccontextmanager
+    async def _watching(self, uris: list[str]) -> AsyncIterator[None]:
+        """Hold ``uris`` among those the upstream reports updates of, while a listen stream (this
+        proxy's, or that of a server it is mounted into) is open."""
+        relay = self._relay
+        relay.listen_uris.update(uris)
+        await _quietly(relay.sync_subscriptions())
+        try:
+            yield
+        finally:
+            relay.listen_uris.subtract(uris)
+            if self._tg is not None:  # (the upstream connection may be closing)
+                self._spawn(_quietly, relay.sync_subscriptions())
 
 
 def _upstream_connection(server: Server) -> AbstractAsyncContextManager[Client]:

@@ -244,8 +244,8 @@ class Relay:
         if client.is_modern:  # the listen loop re-opens its stream with the new URIs: wait for it
             wanted = self.wanted_uris()
             self._listen_changed.set()
-            with anyio.move_on_after(_LISTEN_WAIT):
-                while not wanted <= self._listening:
+            with anyio.move_on_after(_LISTEN_WAIT):  # (until it has the new ones, and not the old)
+                while not wanted <= self._listening or self._listening - wanted:
                     self._listen_opened = anyio.Event()
                     await self._listen_opened.wait()
             return
@@ -293,6 +293,8 @@ class Relay:
             uris = sorted(self.wanted_uris()) if can_subscribe else []
             wanted: dict[str, Any] = {**flags, **({"resourceSubscriptions": uris} if uris else {})}
             if not wanted:
+                self._listening = frozenset()  # (no stream open: it holds no URI)
+                self._listen_opened.set()
                 await changed.wait()
                 continue
             try:

@@ -115,6 +115,9 @@ async def dispatch(session: ServerSession, request: Request, context: RequestCon
     capability = CAPABILITY_NEEDED.get(method)
     if capability is not None and not session.has_feature(capability):
         raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
+    composition = session.server._composition
+    if composition is not None:  # servers mounted into this one (see ._mount)
+        return await composition.dispatch(session, method, _params(request), context, handler)
     return await handler(session, _params(request), context)
 
 

@@ -92,7 +92,7 @@ class Router:
         try:
             if not self.middleware:
                 if stateless:
-                    return await serve_modern(self.server, request, rc, session.outbound)
+                    return await serve_modern(self.server, request, rc, session.outbound, session.transport)
                 return await serve_handshake(session, request, rc)
             if stateless:
                 return await self._stateless_call(request, rc, session.outbound, session.transport, None)
@@ -116,7 +116,7 @@ class Router:
         """Serve a stateless request whose envelope the transport already read (an HTTP POST)."""
         try:
             if not self.middleware:
-                return await serve_checked(self.server, request, rc, outbound, *envelope)
+                return await serve_checked(self.server, request, rc, outbound, *envelope, transport=transport)
             return await self._stateless_call(request, rc, outbound, transport, envelope)
         except Exception as exc:
             raise wire_error(exc, self.server.modern_revision(envelope[0]), request.method) from None
@@ -146,7 +146,9 @@ class Router:
         envelope = read_envelope(request)
         if type(envelope) is str:
             raise InvalidParams(envelope)
-        return await serve_checked(self.server, request, call.context, call._outbound, *envelope)
+        return await serve_checked(
+            self.server, request, call.context, call._outbound, *envelope, transport=call.transport
+        )
 
 
 def _given(request: Request) -> dict[str, Any]:

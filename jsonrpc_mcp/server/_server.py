@@ -28,6 +28,7 @@ from ._subscriptions import SubscriptionHub
 
 if TYPE_CHECKING:
     from ..apps._extension import Apps
+    from ._mount import Composition, Mount
 
 __all__ = ["Server"]
 
@@ -73,6 +74,8 @@ class Server(Serving):
     default) switches them on when serving starts if the application configured OpenTelemetry;
     ``True`` always (the ``otel`` extra); ``False`` never.
     """
+
+    _registered = True  # it serves what its registries hold (a Proxy serves what it relays)
 
     def __init__(
         self,
@@ -152,6 +155,24 @@ class Server(Serving):
         self.extension_methods: dict[str, tuple[Extension, ExtensionHandler]] = {}
         for extension in extensions:
             self.add_extension(extension)
+        self._composition: Composition | None = None  # the servers mounted into this one (._mount)
+        self._mounted_in: list[Mount] = []  # where this one is mounted
+
+    # -- composition ------------------------------------------------------------------------------
+    def mount(self, server: Server, namespace: str | None = None) -> None:
+        """Serve ``server``'s tools, resources, templates, prompts and completions as this server's,
+        under ``namespace`` (tools and prompts ``{namespace}_{name}``, URIs ``scheme://{namespace}/path``),
+        live, its middleware and lifespan running inside this server's. Mount before serving; a
+        :class:`jsonrpc_mcp.proxy.Proxy` mounts a remote server. See :mod:`._mount`."""
+        from ._mount import mount
+
+        mount(self, server, namespace)
+
+    def import_server(self, server: Server, namespace: str | None = None) -> None:
+        """Copy ``server``'s definitions in once, renamed as :meth:`mount` does (no later changes)."""
+        from ._mount import import_server
+
+        import_server(self, server, namespace)
 
     # -- lifespan ---------------------------------------------------------------------------------
     def running(self) -> AbstractAsyncContextManager[Any]:
@@ -164,6 +185,8 @@ class Server(Serving):
         lifespan (``async with server.running(): yield`` in Starlette's or FastAPI's).
         """
         self._start_telemetry()
+        if self._composition is not None:  # the mounted servers' run inside this one's
+            return self._composition.running(self._lifespan.running())
         return self._lifespan.running()
 
     @property
@@ -402,7 +425,9 @@ class Server(Serving):
     @property
     def has_completions(self) -> bool:
         """Whether any completion handler is registered (the ``completions`` capability)."""
-        return bool(self.completers)
+        return bool(self.completers) or (
+            self._composition is not None and self._composition.has_completions()
+        )
 
     # -- what the sessions ask ------------------------------------------------------------------------
     def modern_revision(self, version: str) -> Revision | None:
@@ -431,6 +456,8 @@ class Server(Serving):
             if len(self._capabilities_cache) > 64:
                 self._capabilities_cache.clear()
             cached = self._capabilities_cache[key] = self._derive_capabilities(revision)
+        if self._composition is not None:
+            return self._composition.capabilities(cached, revision)
         return cached
 
     def _derive_capabilities(self, revision: Revision) -> dict[str, Any]:
@@ -589,6 +616,8 @@ class Server(Serving):
         Call it on the event loop; from a worker thread, ``anyio.from_thread.run(...)`` it.
         """
         told = self.subscriptions.resource_updated(uri)
+        for mount in self._mounted_in:  # the servers this one is mounted into tell theirs
+            told += await mount.parent.notify_resource_updated(mount.uri(uri))
         for session in list(self._sessions):
             if session.state is not State.READY or not session.is_subscribed(uri):
                 continue
@@ -604,6 +633,8 @@ class Server(Serving):
         for session in list(self._sessions):
             session.list_changed(kind)
         self.subscriptions.list_changed(kind)
+        for mount in self._mounted_in:
+            mount.parent._changed(kind)
 
 
 def _mark_task_tool(server: Server, name: str, task: str | None, deferred: bool) -> None:

@@ -102,6 +102,7 @@ class ServerSession:
         client_capabilities: dict[str, Any],
         client_info: dict[str, Any],
         log_threshold: int,
+        transport: str = "stream",
     ) -> ServerSession:
         """A session already in the ready state (a modern request's, made from its envelope)."""
         return cls(
@@ -111,6 +112,7 @@ class ServerSession:
             client_capabilities=client_capabilities,
             client_info=client_info,
             log_threshold=log_threshold,
+            transport=transport,
         )
 
     # -- JSON-RPC dispatcher protocol -------------------------------------------------------------

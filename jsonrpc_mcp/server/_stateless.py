@@ -64,7 +64,7 @@ def read_envelope(request: Request) -> Envelope | str:
 
 
 def serve_modern(
-    server: Server, request: Request, rc: RequestContext, outbound: Outbound | None
+    server: Server, request: Request, rc: RequestContext, outbound: Outbound | None, transport: str = "stream"
 ) -> Coroutine[Any, Any, Any]:
     """Serve one modern request from its envelope alone (await the result; a missing envelope field
     raises -32602 at once). A plain function handing on :func:`serve_checked`'s coroutine: one
@@ -72,7 +72,7 @@ def serve_modern(
     envelope = read_envelope(request)
     if type(envelope) is str:
         raise InvalidParams(envelope)
-    return serve_checked(server, request, rc, outbound, *envelope)
+    return serve_checked(server, request, rc, outbound, *envelope, transport=transport)
 
 
 def _unsupported(server: Server, version: str) -> UnsupportedProtocolVersion:
@@ -95,10 +95,13 @@ async def serve_checked(
     version: str,
     capabilities: dict[str, Any],
     meta: dict[str, Any],
+    *,
+    transport: str = "stream",
 ) -> Any:
     """:func:`serve_modern` of a request whose envelope the caller already read (``meta`` is its
     ``params._meta``, ``version`` a string, ``capabilities`` an object): the revision is checked
-    (-32022), the request served by a throwaway ready session and its result finished."""
+    (-32022), the request served by a throwaway ready session and its result finished. ``transport``
+    names what carried it (for the servers mounted into this one, see :mod:`._mount`)."""
     revision = server.modern_revision(version)
     if revision is None:
         raise _unsupported(server, version)
@@ -114,7 +117,7 @@ async def serve_checked(
         raise InvalidParams(f"Invalid params: unknown log level {level!r}; use one of {', '.join(LEVELS)}")
     info = meta.get(wire.CLIENT_INFO)
     session = ServerSession.ready(
-        server, outbound, revision, capabilities, info if type(info) is dict else {}, threshold
+        server, outbound, revision, capabilities, info if type(info) is dict else {}, threshold, transport
     )
     params = request.params if type(request.params) is dict else {}
     if method not in revision.input_request_methods or _cannot_ask(server, method, params):
@@ -139,7 +142,11 @@ async def serve_checked(
 def _cannot_ask(server: Server, method: str, params: dict[str, Any]) -> bool:
     """A first round (no ``requestState``, no ``inputResponses``) of a call of a tool that takes no
     Context: nothing can ask the client anything, so there is no exchange to set up (one would stay
-    empty and unretried: the result is the same)."""
+    empty and unretried: the result is the same). Nor is there for a request a mounted server
+    serves: it sets up its own (see :mod:`._mount`)."""
+    composition = server._composition
+    if composition is not None and composition.routes_away(method, params):
+        return True  # served by a mounted server, which keeps its own multi round-trip state
     if method != wire.TOOLS_CALL or params.get("requestState") is not None:
         return False
     if params.get("inputResponses") is not None:
