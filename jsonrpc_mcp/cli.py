@@ -229,7 +229,10 @@ async def _call_session(client: Client, tool: str | None, arguments: Any) -> int
 COMMANDS_GROUP = "jsonrpc_mcp.commands"  # the entry point group of sub-commands other packages add
 _BUILTIN = ("serve", "call", "inspect", "install", "bridge")
 # sub-commands that ship with jsonrpc-mcp in their own package: named when theirs is not installed
-_SHIPPED = {"conformance": "the conformance harness (the jsonrpc_mcp_conformance package)"}
+_SHIPPED = {
+    name: "the conformance harness (the jsonrpc_mcp_conformance package)"
+    for name in ("conformance", "trace", "explain", "dev")
+}
 
 
 class Command(Protocol):

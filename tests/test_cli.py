@@ -141,7 +141,7 @@ def test_every_serve_option_says_what_it_does() -> None:
 def test_a_usage_error_lists_every_command() -> None:
     done = _cli("--log-level", "loud", "serve", str(ECHO))
     usage = " ".join(done.stderr.split())
-    assert "{serve,call,inspect,bridge,install,conformance,explain,trace}" in usage
+    assert "{serve,call,inspect,bridge,install,conformance,dev,explain,trace}" in usage
 
 
 async def test_what_a_target_prints_while_loading_goes_to_stderr_not_the_protocol(tmp_path: Path) -> None:

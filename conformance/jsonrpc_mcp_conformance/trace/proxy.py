@@ -142,7 +142,7 @@ class TraceProxy:
                 if message["type"] == "lifespan.startup":
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
-                    await self._pool.aclose()
+                    await self.aclose()
                     await send({"type": "lifespan.shutdown.complete"})
                     return
         if scope["type"] != "http":
@@ -167,6 +167,10 @@ class TraceProxy:
                 await self._forward(scope, body, send)
             finally:
                 tg.cancel_scope.cancel()
+
+    async def aclose(self) -> None:
+        """Close the connections kept to the upstream."""
+        await self._pool.aclose()
 
     def _now(self) -> float:
         return time.monotonic() - self.started
