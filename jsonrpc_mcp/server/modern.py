@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from ..errors import MissingClientCapability, UnsupportedProtocolVersion
 from ..wire import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO
-from ._router import _MODERN_ONLY as MODERN_ONLY
-from ._router import is_modern
 from ._stateless import finish, serve_checked, serve_modern
 
 __all__ = [
@@ -16,11 +14,9 @@ __all__ = [
     "LOG_LEVEL",
     "PROTOCOL_VERSION",
     "SERVER_INFO",
-    "MODERN_ONLY",
     "MissingClientCapability",
     "UnsupportedProtocolVersion",
     "finish",
-    "is_modern",
     "serve_checked",
     "serve_modern",
 ]
