@@ -23,13 +23,25 @@ import orjson
 
 from ._asgi import Send
 
-__all__ = ["ReadinessCheck", "probe"]
+__all__ = ["Lifecycle", "ReadinessCheck", "probe"]
 
 STARTING, READY, DRAINING = "starting", "ready", "draining"
 CHECK_TIMEOUT = 1.0  # seconds a readiness check may take before it counts as failed
 
 ReadinessCheck = Callable[[], Awaitable[str | None]]
 """An async check run by each readiness probe: None when fine, else why the app is not ready."""
+
+
+class Lifecycle:
+    """Where an app is in its life: its phase (read by the readiness probe and by the parts that
+    open sessions: a draining app opens none), and the signal that it is shutting down (long-lived
+    streams end on it). One per app, shared by its parts."""
+
+    __slots__ = ("phase", "shutting_down")
+
+    def __init__(self) -> None:
+        self.phase = READY  # starting (during the lifespan startup), ready, draining
+        self.shutting_down = anyio.Event()
 
 
 async def probe(send: Send, *, head: bool, phase: str | None, checks: list[ReadinessCheck]) -> None:

@@ -10,27 +10,53 @@ from __future__ import annotations
 import contextlib
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 import anyio
+import anyio.abc
 
 from ..jsonrpc.errors import INVALID_REQUEST
 from ..transports.memory import memory_pair
 from ..transports.sse import encode_event
 from ..wire import SESSION_NOT_FOUND
 from ._asgi import EVENT_STREAM, Receive, Scope, Send, _error, _is_json_content, _read_body, _respond
-from ._health import DRAINING
-from ._sessions import _AppState, _new_session_id
+from ._health import DRAINING, Lifecycle
+from ._sessions import _new_session_id
 
-__all__: list[str] = []
+if TYPE_CHECKING:
+    from ..server._server import Server
+
+__all__ = ["LegacySse"]
 
 
-class _LegacySse(_AppState):
+class LegacySse:
     """The HTTP+SSE part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`: GET on the SSE path opens a
-    connection (and its session), POSTs to the message path carry the client's messages."""
+    connection (and its session), POSTs to the message path carry the client's messages.
 
-    async def _legacy_get(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.phase == DRAINING:  # shutting down: no new session
+    It holds only what it reads: the server, the app's lifecycle (no connection opens while
+    draining; every one ends on shutdown), ``message_path``, ``max_body`` and ``body_timeout``;
+    and its open connections (``sessions``: session id -> the stream its POSTs feed).
+    """
+
+    def __init__(
+        self, server: Server, life: Lifecycle, *, message_path: str, max_body: int, body_timeout: float | None
+    ) -> None:
+        self.server = server
+        self.life = life
+        self.message_path = message_path
+        self.max_body = max_body
+        self.body_timeout = body_timeout
+        self.sessions: dict[str, anyio.abc.ObjectSendStream[bytes]] = {}
+
+    async def aclose(self) -> None:
+        """End every connection's input."""
+        for sink in list(self.sessions.values()):
+            await sink.aclose()
+        self.sessions.clear()
+
+    async def get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.life.phase == DRAINING:  # shutting down: no new session
             await _error(
                 send,
                 503,
@@ -42,7 +68,7 @@ class _LegacySse(_AppState):
         session_id = _new_session_id()
         client_end, server_end = memory_pair()
         to_server, from_posts = anyio.create_memory_object_stream[bytes](math.inf)
-        self.legacy_sessions[session_id] = to_server
+        self.sessions[session_id] = to_server
         root = scope.get("root_path", "")
         headers = [
             (b"content-type", EVENT_STREAM),
@@ -76,7 +102,7 @@ class _LegacySse(_AppState):
                     tg.cancel_scope.cancel()
 
                 async def until_shutdown() -> None:
-                    await self._shutting_down.wait()
+                    await self.life.shutting_down.wait()
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(partial(self.server.serve, server_end, transport="sse"))
@@ -85,18 +111,18 @@ class _LegacySse(_AppState):
                 tg.start_soon(until_disconnect)
                 tg.start_soon(until_shutdown)
         finally:
-            self.legacy_sessions.pop(session_id, None)
+            self.sessions.pop(session_id, None)
             await to_server.aclose()
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _legacy_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         if not session_id:
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing session_id")
             return
-        sink = self.legacy_sessions.get(session_id)
+        sink = self.sessions.get(session_id)
         if sink is None:
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return

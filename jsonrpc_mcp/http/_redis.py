@@ -75,7 +75,7 @@ from ._redis_events import _BACKOFF, RedisEventStore
 
 if TYPE_CHECKING:
     from ..server._server import Server
-    from ._sessions import HttpSession, _AppState
+    from ._sessions import HttpSession, SessionTable
     from .app import McpHttpApp
 
 __all__ = ["RedisBackend", "RedisEventStore", "RedisUnavailable"]
@@ -427,7 +427,7 @@ class RedisBackend:
         except Exception as exc:  # the session works here; only another instance will not know it
             logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
 
-    async def adopt(self, app: _AppState, session_id: str) -> HttpSession | None:
+    async def adopt(self, table: SessionTable, session_id: str) -> HttpSession | None:
         """The session another instance opened, served here from now on (None: no such record;
         :class:`RedisUnavailable` when Redis cannot say).
 
@@ -443,22 +443,22 @@ class RedisBackend:
             logger.warning("could not look session %s up in Redis: %s", session_id, exc)
             raise RedisUnavailable(f"Redis at {self.url} is unreachable") from exc
         record = orjson.loads(raw) if raw is not None else None
-        revision = app._supported.get(str(record.get("revision"))) if type(record) is dict else None
+        revision = table.server.router.revision(str(record.get("revision"))) if type(record) is dict else None
         if record is None or revision is None:
             return None
-        held = app.sessions.get(session_id)  # adopted meanwhile by another request
+        held = table.sessions.get(session_id)  # adopted meanwhile by another request
         if held is not None:
             return held
-        session = HttpSession(app, session_id)
+        session = HttpSession(table, session_id)
         principal = record.get("principal")
         session.principal = tuple(principal) if type(principal) is list else principal
         session.stream_prefix = f"{self.instance[:6]}x"
         mcp = session.mcp
-        mcp.revision, mcp.capabilities, mcp.state = revision, app.server.capabilities(revision), State.READY
+        mcp.revision, mcp.capabilities, mcp.state = revision, table.server.capabilities(revision), State.READY
         mcp.client_info = record.get("clientInfo") or {}
         mcp.client_capabilities = record.get("clientCapabilities") or {}
         _take_view(session, record)
-        app.sessions[session_id] = session
+        table.sessions[session_id] = session
         session.start()
         logger.info("session %s adopted from Redis", session_id)
         return session

@@ -26,11 +26,10 @@ from ._auth import PRINCIPAL
 from ._events import EventStore, EventStream
 
 if TYPE_CHECKING:
-    from ..revisions import Revision
     from ..server._server import Server
     from ._redis import RedisBackend
 
-__all__ = ["HttpSession"]
+__all__ = ["HttpSession", "SessionTable"]
 
 logger = logging.getLogger("jsonrpc_mcp.http")
 
@@ -38,33 +37,35 @@ logger = logging.getLogger("jsonrpc_mcp.http")
 _NO_REQUEST = contextvars.Context()
 
 
-class _AppState:
-    """What the parts of :class:`~jsonrpc_mcp.http.app.McpHttpApp` share (set by its ``__init__``).
+class SessionTable:
+    """The Streamable HTTP sessions an app holds, and the reaping of idle ones: one part of
+    :class:`~jsonrpc_mcp.http.app.McpHttpApp`, holding the options it reads.
 
-    The app is one class made of a part per transport (``_streamable``, ``_stateless``,
-    ``_legacy_sse``) and this session table; each part reads the options and tables declared here.
+    ``session_idle_timeout`` (seconds without a request or an open stream), ``max_sessions`` (None:
+    no limit), ``event_store_factory`` (one store per session) or ``redis`` (the sessions' events
+    kept in Redis, and sessions another instance opened adopted from their records). Looks for idle
+    sessions at most every few seconds, when a request comes or on the lifespan's timer.
     """
 
-    server: Server
-    json_response: bool
-    stateless: bool
-    max_body: int
-    body_timeout: float | None
-    session_idle_timeout: float
-    max_sessions: int | None
-    event_store_factory: Callable[[], EventStore]
-    message_path: str
-    retry_ms: int
-    keepalive: float
-    redis: RedisBackend | None
-    phase: str  # starting, ready, draining (see _health)
-    sessions: dict[str, HttpSession]
-    legacy_sessions: dict[str, anyio.abc.ObjectSendStream[bytes]]
-    _shutting_down: anyio.Event
-    _supported: dict[str, Revision]
-    _supported_raw: dict[bytes, Revision]  # by the raw MCP-Protocol-Version value
-    _assumed: Revision  # what a handshake-era request without MCP-Protocol-Version speaks
-    _latest_modern: Revision | None  # the latest stateless revision served
+    def __init__(
+        self,
+        server: Server,
+        *,
+        session_idle_timeout: float,
+        max_sessions: int | None,
+        event_store_factory: Callable[[], EventStore],
+        redis: RedisBackend | None,
+    ) -> None:
+        if max_sessions is not None and max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1 (or None: no limit)")
+        self.server = server
+        self.session_idle_timeout = session_idle_timeout
+        self.max_sessions = max_sessions
+        self.event_store_factory = event_store_factory
+        self.redis = redis
+        self.sessions: dict[str, HttpSession] = {}
+        self._last_reap = time.monotonic()
+        self._closing: set[asyncio.Task[None]] = set()  # sessions being closed after expiry
 
     def new_event_store(self, session_id: str) -> EventStore:
         """The event store of a new session: in Redis when the app has one, else the factory's."""
@@ -78,26 +79,64 @@ class _AppState:
         limit = self.max_sessions
         if limit is None or len(self.sessions) < limit:
             return True
-        self._reap_idle(now_or_never=True)
+        self.reap_idle(now_or_never=True)
         return len(self.sessions) < limit
 
-    def _reap_idle(self, *, now_or_never: bool = False) -> None:  # (the reaper's: _SessionReaping)
-        raise NotImplementedError
+    async def held(self, session_id: str, scope: Any) -> HttpSession | None:
+        """The session ``session_id`` names, if the request may use it (another principal's is as
+        if unknown): held here, or (with Redis) adopted from the record another instance left;
+        :class:`~._redis.RedisUnavailable` when Redis cannot say."""
+        session = self.sessions.get(session_id)
+        if session is None and self.redis is not None:
+            session = await self.redis.adopt(self, session_id)
+        return session if session is not None and session.belongs_to(scope) else None
+
+    async def reap_periodically(self) -> None:
+        while True:
+            await anyio.sleep(max(1.0, min(60.0, self.session_idle_timeout / 2)))
+            self.reap_idle()
+
+    def reap_idle(self, *, now_or_never: bool = False) -> None:
+        """End the sessions idle for longer than the timeout (looked at every few seconds at most,
+        or at once with ``now_or_never``: a new session needs room)."""
+        now = time.monotonic()
+        if not now_or_never and now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
+            return
+        self._last_reap = now
+        for session_id, session in list(self.sessions.items()):
+            if session.in_flight == 0 and now - session.last_active > self.session_idle_timeout:
+                logger.info("session %s expired after %.0f s idle", session_id, now - session.last_active)
+                del self.sessions[session_id]
+                # keep a reference: the loop holds only a weak one to a task and may lose it midway
+                task = asyncio.get_running_loop().create_task(session.close())
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+
+    def end_standalone(self, retry_ms: int) -> None:
+        """Ask every session's standalone (GET) stream to end (see ``McpHttpApp.begin_shutdown``)."""
+        for session in self.sessions.values():
+            session.end_standalone(retry_ms)
+
+    async def aclose(self) -> None:
+        """Free every session."""
+        for session in list(self.sessions.values()):
+            await session.close()
+        self.sessions.clear()
 
 
 class HttpSession:
     """One Streamable HTTP session: the MCP session, its endpoint, its streams and event store."""
 
-    def __init__(self, app: _AppState, session_id: str | None) -> None:
+    def __init__(self, table: SessionTable, session_id: str | None) -> None:
         self.id = session_id
         self.id_header = session_id.encode() if session_id is not None else None  # Mcp-Session-Id value
-        self.app = app
-        self.mcp = ServerSession(app.server, transport="http")
+        self.table = table
+        self.mcp = ServerSession(table.server, transport="http")
         self.mcp.session_id = session_id
-        self.store: EventStore | None = app.new_event_store(session_id) if session_id is not None else None
+        self.store: EventStore | None = table.new_event_store(session_id) if session_id is not None else None
         self.standalone = EventStream("_", self.store)
         self.endpoint = Endpoint(
-            None, self.mcp, channel=self, request_timeout=app.server.request_timeout, cancel=MCP_CANCEL
+            None, self.mcp, channel=self, request_timeout=table.server.request_timeout, cancel=MCP_CANCEL
         )
         self.mcp.outbound = self.endpoint
         self.streams: dict[str, EventStream] = {"_": self.standalone}
@@ -110,8 +149,8 @@ class HttpSession:
         # who opened it (a protected server: the token's client and subject); only they may use it
         self.principal: Any = None
         self.shared: tuple[frozenset[str], int] | None = None  # the view last published (Redis)
-        if app.redis is not None and session_id is not None:
-            app.redis.bind(self)  # server-to-client requests answered through another instance
+        if table.redis is not None and session_id is not None:
+            table.redis.bind(self)  # server-to-client requests answered through another instance
 
     def belongs_to(self, scope: Any) -> bool:
         """Whether the request (its authenticated principal, if any) may use this session."""
@@ -119,7 +158,7 @@ class HttpSession:
 
     # the endpoint's default channel: messages not tied to a request go to the standalone stream
     async def send(self, message: bytes) -> None:
-        redis = self.app.redis
+        redis = self.table.redis
         if redis is not None and self.id is not None and not await redis.tells(self.id, message):
             redis.look_again(self, message)  # another copy of the session (its teller) sends it
             return
@@ -138,7 +177,7 @@ class HttpSession:
 
     def start(self) -> None:
         """Start the list_changed notifier (asyncio servers; other loops get no list_changed)."""
-        self.app.server.attach(self.mcp)
+        self.table.server.attach(self.mcp)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -169,51 +208,19 @@ class HttpSession:
         self.closed = True
         self.endpoint.cancel_all_incoming()
         self.mcp.stop_notifying()
-        self.app.server.detach(self.mcp)
+        self.table.server.detach(self.mcp)
         for stream in self.streams.values():
             stream.close()
         self.streams.clear()
         if self.store is not None:
             await self.store.close()
-        if self.app.redis is not None and self.id is not None:
-            self.app.redis.release(self.id)  # another copy sends its notices now
+        if self.table.redis is not None and self.id is not None:
+            self.table.redis.release(self.id)  # another copy sends its notices now
 
     def done(self) -> None:
         """A request or stream of this session ended: one fewer in flight, and it counts as activity."""
         self.in_flight -= 1
         self.last_active = time.monotonic()
-
-
-class _SessionReaping(_AppState):
-    """The app's idle-session reaper: looks at most every few seconds, on a request or on a timer."""
-
-    _last_reap: float
-    _closing: set[asyncio.Task[None]]  # sessions being closed after expiry
-
-    def _init_reaper(self) -> None:
-        self._last_reap = time.monotonic()
-        self._closing = set()
-
-    async def _reap_periodically(self) -> None:
-        while True:
-            await anyio.sleep(max(1.0, min(60.0, self.session_idle_timeout / 2)))
-            self._reap_idle()
-
-    def _reap_idle(self, *, now_or_never: bool = False) -> None:
-        """End the sessions idle for longer than the timeout (looked at every few seconds at most,
-        or at once with ``now_or_never``: a new session needs room)."""
-        now = time.monotonic()
-        if not now_or_never and now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
-            return
-        self._last_reap = now
-        for session_id, session in list(self.sessions.items()):
-            if session.in_flight == 0 and now - session.last_active > self.session_idle_timeout:
-                logger.info("session %s expired after %.0f s idle", session_id, now - session.last_active)
-                del self.sessions[session_id]
-                # keep a reference: the loop holds only a weak one to a task and may lose it midway
-                task = asyncio.get_running_loop().create_task(session.close())
-                self._closing.add(task)
-                task.add_done_callback(self._closing.discard)
 
 
 def _new_session_id() -> str:

@@ -17,9 +17,14 @@ lines and ended gracefully (its final result) when the app shuts down; an error 
 gets the status the revision assigns to its code (-32601: 404; -32020, -32021, -32022: 400). GET and
 DELETE naming a stateless revision get 405.
 
-This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`_serve_modern` and
-:meth:`_run_modern` are kept lean on purpose (no closures, no task group on asyncio, one watcher
-sweep per interval rather than a timer per request).
+Whether a POST is stateless is not decided here: the app asks the server's router
+(``Router.stateless``), as it asks which revision's header rules a request answers to
+(``Router.stateless_rules``). A ``tools/call``'s tool is looked up once, here (for its
+``x-mcp-header`` parameters), and handed to the router with the request.
+
+This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`StatelessHttp.post`
+and :meth:`StatelessHttp._run` are kept lean on purpose (no closures, no task group on asyncio, one
+watcher sweep per interval rather than a timer per request).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -42,19 +47,19 @@ from ..jsonrpc.errors import (
 from ..jsonrpc.messages import ErrorResponse, Incoming, Notification, Request, Response
 from ..revisions import Revision
 from ..server._router import wire_error
-from ..server._stateless import read_envelope
+from ..server._stateless import Envelope, read_envelope
 from ..transports.sse import KEEPALIVE
-from ..wire import (
-    LISTEN,
-    PROTOCOL_VERSION,
-    TOOLS_CALL,
-)
+from ..wire import LISTEN, TOOLS_CALL
 from ._asgi import EVENT_STREAM, Receive, Scope, Send, _accepts, _error, _headers, _reject, _respond
 from ._headers import check_notification, check_request, mcp_headers
-from ._sessions import _AppState
+from ._health import Lifecycle
 from ._streamable import _PostChannel
 
-__all__: list[str] = []
+if TYPE_CHECKING:
+    from ..server._registry import Tool
+    from ..server._server import Server
+
+__all__ = ["StatelessHttp"]
 
 logger = logging.getLogger("jsonrpc_mcp.http")
 
@@ -147,33 +152,34 @@ def _mismatch_code(revision: Revision) -> int:
     return INVALID_REQUEST if code is None else code
 
 
-class _StatelessHttp(_AppState):
-    """The stateless-revision POST part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`."""
+class StatelessHttp:
+    """The stateless-revision POST part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`.
 
-    _modern_posts: set[_ModernCall]  # modern requests being served
-    _sweeping: asyncio.AbstractEventLoop | None  # where _sweep_modern is scheduled
-    _scope_type: type[anyio.CancelScope] | None  # anyio's CancelScope class on asyncio
+    It holds only what it reads: the server (its router decides the rules a request answers to,
+    and serves it), the app's lifecycle (a listen request opened while shutting down is ended at
+    once), ``json_response`` and ``keepalive``; and the requests it is serving.
+    """
 
-    def _is_modern(self, header_revision: Revision | None, message: Incoming | list[Incoming]) -> bool:
-        """Modern traffic: the header names a stateless revision (``header_revision``: the supported
-        revision MCP-Protocol-Version names), or the body's envelope names a protocol version
-        (whatever its value: an unsupported one is answered -32022), or the method exists only in
-        the stateless revisions."""
-        if header_revision is not None and not header_revision.has_handshake:
-            return True
-        t = type(message)
-        if t is not Request and t is not Notification:
-            return False
-        params = message.params  # type: ignore[union-attr]
-        if type(params) is dict:
-            meta = params.get("_meta")
-            if type(meta) is dict and PROTOCOL_VERSION in meta:
-                return True
-        return t is Request and message.method in self.server.router.modern_only()  # type: ignore[union-attr]
+    def __init__(self, server: Server, life: Lifecycle, *, json_response: bool, keepalive: float) -> None:
+        self.server = server
+        self.life = life
+        self.json_response = json_response
+        self.keepalive = keepalive
+        self.posts: set[_ModernCall] = set()  # modern requests being served
+        self._sweeping: asyncio.AbstractEventLoop | None = None  # where _sweep is scheduled
+        self._scope_type: type[anyio.CancelScope] | None = None  # anyio's CancelScope class on asyncio
 
-    async def _post_modern(
+    def end_subscriptions(self) -> None:
+        """End the subscriptions/listen requests served here gracefully (each gets its result)."""
+        for call in self.posts:
+            self.server.subscriptions.end_all(owner=call)
+
+    async def post(
         self, scope: Scope, receive: Receive, send: Send, message: Incoming | list[Incoming]
     ) -> None:
+        """A POST the router decided is stateless (decoded by the app): its headers checked against
+        its body, then served on its own; answered as JSON with its status, or as the SSE stream its
+        handler opened."""
         if type(message) is list:
             await _error(
                 send,
@@ -191,8 +197,9 @@ class _StatelessHttp(_AppState):
             )
             return
         headers, repeated = mcp_headers(scope["headers"], _headers(scope))
+        router = self.server.router
         if type(message) is Notification:
-            rules = self._latest_modern  # (a notification names no revision the headers answer to)
+            rules = router.stateless_rules()  # (a notification names no revision the headers answer to)
             assert rules is not None
             problem = _repeated(rules, repeated) or check_notification(message, headers, rules)
             if problem is not None:
@@ -208,13 +215,11 @@ class _StatelessHttp(_AppState):
             return
         version = envelope[0]
         # the header rules of the revision the body names (of the latest served, if it names another)
-        revision = self._supported.get(version)
-        if revision is None or revision.has_handshake:
-            revision = self._latest_modern
-            assert revision is not None
+        revision = router.stateless_rules(version)
+        assert revision is not None
         problem = _repeated(revision, repeated)
+        tool = None
         if problem is None:
-            tool = None
             params = request.params
             if (
                 revision.has_routing_headers
@@ -222,12 +227,14 @@ class _StatelessHttp(_AppState):
                 and type(params) is dict
                 and type(params.get("name")) is str
             ):
-                tool = self.server.tools.get(params["name"])  # for its x-mcp-header parameters
+                # for its x-mcp-header parameters; handed on, so that it is looked up once
+                tool = self.server.tools.get(params["name"])
             problem = check_request(request, version, headers, tool, revision)
         if problem is not None:
             await _reject(send, 400, request.id, JsonRpcError(problem, code=_mismatch_code(revision)))
             return
-        if request.method == LISTEN and not _accepts(scope, EVENT_STREAM):
+        listen = request.method == LISTEN
+        if listen and not _accepts(scope, EVENT_STREAM):
             await _error(
                 send,
                 406,
@@ -235,34 +242,22 @@ class _StatelessHttp(_AppState):
                 "Not Acceptable: subscriptions/listen answers with text/event-stream",
             )
             return
-        await self._serve_modern(request, receive, send, envelope)
-
-    async def _serve_modern(
-        self,
-        request: Request,
-        receive: Receive,
-        send: Send,
-        envelope: tuple[str, dict[str, Any], dict[str, Any]],
-    ) -> None:
-        """Serve a modern request directly: no session, no endpoint, one ServerSession made from its
-        envelope (:func:`serve_checked`); answered as JSON with its status, or as the SSE stream its
-        handler opened."""
-        channel = _PostChannel(self, None, send, [])
-        listen = request.method == LISTEN
+        # Served directly: no session, no endpoint, one ServerSession made from its envelope.
+        channel = _PostChannel(self.json_response, 0, None, send, [])
         channel.force_sse = listen
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
         # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
-        scope = anyio.CancelScope() if loop is None or self._scope_type is None else self._scope_type()
-        call = _ModernCall(channel, receive, scope, listen, self.keepalive)
-        self._modern_posts.add(call)
-        if listen and self._shutting_down.is_set():
+        cancel = anyio.CancelScope() if loop is None or self._scope_type is None else self._scope_type()
+        call = _ModernCall(channel, receive, cancel, listen, self.keepalive)
+        self.posts.add(call)
+        if listen and self.life.shutting_down.is_set():
             self.server.subscriptions.end_all(owner=call)  # answered at once
         try:
             if loop is not None:
-                self._scope_type = type(scope)
+                self._scope_type = type(cancel)
                 # Closing the response cancels the request, but most requests are answered before a
                 # client could close anything: the watcher starts once the request has run for
                 # _WATCH_AFTER (one sweep per interval finds those, rather than a timer per request),
@@ -272,18 +267,18 @@ class _StatelessHttp(_AppState):
                 channel.on_open = call.start_watching
                 if self._sweeping is not loop:
                     self._sweeping = loop
-                    loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
+                    loop.call_later(_WATCH_AFTER, self._sweep, loop)
                 try:
-                    answer, status = await self._run_modern(request, call, envelope)
+                    answer, status = await self._run(request, call, envelope, tool)
                 finally:
                     call.stop()
             else:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(call.watch)
-                    answer, status = await self._run_modern(request, call, envelope)
+                    answer, status = await self._run(request, call, envelope, tool)
                     tg.cancel_scope.cancel()
         finally:
-            self._modern_posts.discard(call)
+            self.posts.discard(call)
         if channel.stream is not None:
             await channel.finish(answer)
         elif answer is None:  # cancelled: the client is gone, and nobody reads this
@@ -291,21 +286,21 @@ class _StatelessHttp(_AppState):
         else:
             await _respond(send, status, answer)
 
-    def _sweep_modern(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start watching the modern requests served on ``loop`` for _WATCH_AFTER or longer; again
         after _WATCH_AFTER while any is in flight."""
         if self._sweeping is not loop:
             return
         due = loop.time() - _WATCH_AFTER
         waiting = False
-        for call in self._modern_posts:
+        for call in self.posts:
             if call.loop is loop and call.watcher is None:
                 if call.since <= due:
                     call.start_watching()
                 else:
                     waiting = True
         if waiting:
-            loop.call_later(_WATCH_AFTER, self._sweep_modern, loop)
+            loop.call_later(_WATCH_AFTER, self._sweep, loop)
         else:
             self._sweeping = None  # the next modern request schedules a sweep
 
@@ -313,16 +308,17 @@ class _StatelessHttp(_AppState):
         """The encoded error answer and the HTTP status the revision assigns to its code (its latest
         stateless revision's, when the request named one the server does not serve)."""
         error = exc if isinstance(exc, JsonRpcError) else wire_error(exc, None, request.method)
-        revision = self.server.modern_revision(version) or self._latest_modern
+        revision = self.server.router.stateless_rules(version)
         status = 200 if revision is None else revision.status_for(error.code)
         return codec.encode_error(request.id, error), status
 
-    async def _run_modern(
-        self, request: Request, call: _ModernCall, envelope: tuple[str, dict[str, Any], dict[str, Any]]
+    async def _run(
+        self, request: Request, call: _ModernCall, envelope: Envelope, tool: Tool | None
     ) -> tuple[bytes | None, int]:
-        """Run the request under ``scope``: its encoded answer and HTTP status (an error gets the
-        status the revision assigns to its code); no answer when it was cancelled. ``envelope``:
-        the protocol version, client capabilities and ``_meta`` :meth:`_post_modern` checked."""
+        """Run the request under its cancel scope: its encoded answer and HTTP status (an error gets
+        the status the revision assigns to its code); no answer when it was cancelled. ``envelope``:
+        the protocol version, client capabilities and ``_meta`` :meth:`post` checked; ``tool``: the
+        tool a ``tools/call`` names, if :meth:`post` looked it up."""
         answer: bytes | None = None
         status = 200
         scope = call.scope
@@ -330,7 +326,7 @@ class _StatelessHttp(_AppState):
             try:
                 rc = RequestContext(request, call, scope)
                 # the server's one dispatch point: its middleware, then the stateless dispatcher
-                result = await self.server.router.serve_stateless(request, rc, call, "http", envelope)
+                result = await self.server.router.serve_stateless(request, rc, call, "http", envelope, tool)
             except Exception as exc:  # (no local may keep it: its traceback holds this frame)
                 answer, status = self._error_answer(request, exc, envelope[0])
             else:

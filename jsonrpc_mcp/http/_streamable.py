@@ -15,7 +15,9 @@ a ping from the server) go to the session's standalone stream, opened by GET.
 Every SSE stream of a session is an :class:`EventStream` backed by the session's event store, so a
 dropped connection can be resumed with GET + ``Last-Event-ID`` on the same stream only.
 
-(The POST path of the stateless revisions, 2026-07-28 on, is :mod:`._stateless`; it reuses
+This module is one part of the app (:class:`HandshakeHttp`), holding only the options it reads;
+the app decodes a POST and asks the router which era it speaks before handing it here. (The POST
+path of the stateless revisions, 2026-07-28 on, is :mod:`._stateless`; it reuses
 :class:`_PostChannel` without a session.)
 """
 
@@ -25,6 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -49,15 +52,19 @@ from ._asgi import (
 )
 from ._auth import PRINCIPAL
 from ._events import EventStream
-from ._health import DRAINING
+from ._health import DRAINING, Lifecycle
 from ._redis import RedisUnavailable
-from ._sessions import HttpSession, _AppState, _new_session_id
+from ._sessions import HttpSession, SessionTable, _new_session_id
+
+if TYPE_CHECKING:
+    from ..server._server import Server
+    from ._redis import RedisBackend
 
 SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
 _RETRY = [(b"retry-after", b"5")]
 _STORE_DOWN = "Service Unavailable: this instance does not hold the session and cannot look it up ({})"
 
-__all__: list[str] = []
+__all__ = ["HandshakeHttp"]
 
 logger = logging.getLogger("jsonrpc_mcp.http")
 
@@ -67,16 +74,28 @@ class _PostChannel:
 
     ``session`` is None for a modern request: its stream has no store and no session to live in."""
 
-    __slots__ = ("_ended", "_send", "app", "extra_headers", "force_sse", "on_open", "session", "stream")
+    __slots__ = (
+        "_ended",
+        "_send",
+        "extra_headers",
+        "force_sse",
+        "json_only",
+        "on_open",
+        "retry_ms",
+        "session",
+        "stream",
+    )
 
     def __init__(
         self,
-        app: _AppState,
+        json_only: bool,
+        retry_ms: int,
         session: HttpSession | None,
         send: Send,
         extra_headers: list[tuple[bytes, bytes]],
     ) -> None:
-        self.app = app
+        self.json_only = json_only  # the app's json_response: never answer with SSE
+        self.retry_ms = retry_ms  # the SSE retry hint of a priming event
         self.session = session
         self._send = send
         self.extra_headers = extra_headers
@@ -86,7 +105,7 @@ class _PostChannel:
         self.on_open: Callable[[], None] | None = None  # called once the response became SSE
 
     async def send(self, message: bytes) -> None:
-        if self.app.json_response and not self.force_sse:
+        if self.json_only and not self.force_sse:
             if b'"id"' in message and b'"method"' in message and self.session is not None:
                 await self.session.standalone.emit(message)  # a request to the client: use the GET stream
             else:
@@ -119,13 +138,13 @@ class _PostChannel:
         revision = session.mcp.revision
         if prime or (revision is not None and revision.has_sse_priming):
             event_id = await session.store.store_event(stream.id, b"")
-            await stream.write_raw(encode_event(b"", id=event_id, retry=self.app.retry_ms))
+            await stream.write_raw(encode_event(b"", id=event_id, retry=self.retry_ms))
 
     async def close_connection(self) -> None:
         """End the HTTP response now but keep the stream: the client resumes it with GET +
         Last-Event-ID (SSE polling, 2025-11-25). Without an event store there is nothing to resume
         from, so the response stays open."""
-        if self._ended or self.session is None or self.session.store is None or self.app.json_response:
+        if self._ended or self.session is None or self.session.store is None or self.json_only:
             return
         if self.stream is None:
             await self.open(prime=True)  # the priming event gives the client an id to resume from
@@ -148,11 +167,43 @@ class _PostChannel:
                 await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-class _StreamableHttp(_AppState):
-    """The handshake-era Streamable HTTP part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`."""
+class HandshakeHttp:
+    """The handshake-era Streamable HTTP part of :class:`~jsonrpc_mcp.http.app.McpHttpApp`: a
+    session's POST (decoded by the app), the GET stream and its resumption, DELETE.
+
+    It holds only what it reads: the server (its router says whether a GET or DELETE names a
+    stateless revision), the session table, the revisions by ``MCP-Protocol-Version`` value and the
+    one a header-less request speaks, the app's lifecycle (no session opens while draining), and the
+    options ``json_response``, ``stateless`` (no sessions), ``retry_ms``, ``keepalive`` and ``redis``.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        table: SessionTable,
+        life: Lifecycle,
+        by_header: dict[bytes, Revision],
+        assumed: Revision,
+        *,
+        json_response: bool,
+        stateless: bool,
+        retry_ms: int,
+        keepalive: float,
+        redis: RedisBackend | None,
+    ) -> None:
+        self.server = server
+        self.table = table
+        self.life = life
+        self.by_header = by_header  # the served revisions by raw MCP-Protocol-Version value
+        self.assumed = assumed  # what a handshake-era request without MCP-Protocol-Version speaks
+        self.json_response = json_response
+        self.stateless = stateless
+        self.retry_ms = retry_ms
+        self.keepalive = keepalive
+        self.redis = redis
 
     # -- POST -------------------------------------------------------------------------------------
-    async def _post_session(
+    async def post(
         self,
         scope: Scope,
         send: Send,
@@ -169,21 +220,22 @@ class _StreamableHttp(_AppState):
             )
             return
         initialize = type(message) is Request and message.method == INITIALIZE
+        table = self.table
         if self.stateless:
             if not initialize and version is None:
-                version = self._assumed
+                version = self.assumed
             session = self._stateless_session(None if initialize else version)
         elif initialize:
-            if self.phase == DRAINING:  # shutting down: the load balancer sends it elsewhere
+            if self.life.phase == DRAINING:  # shutting down: the load balancer sends it elsewhere
                 await _error(
                     send, 503, SERVER_BUSY, "Service Unavailable: the server is shutting down", _RETRY
                 )
                 return
-            if not self.has_room():  # max_sessions: refuse a new one rather than grow without bound
-                limit = f"the server holds as many sessions as it may (max_sessions={self.max_sessions})"
+            if not table.has_room():  # max_sessions: refuse a new one rather than grow without bound
+                limit = f"the server holds as many sessions as it may (max_sessions={table.max_sessions})"
                 await _error(send, 503, SERVER_BUSY, f"Service Unavailable: {limit}; retry later", _RETRY)
                 return
-            session = HttpSession(self, _new_session_id())
+            session = HttpSession(table, _new_session_id())
             session.principal = scope.get(PRINCIPAL)
         else:
             raw_id = _header(scope, SESSION_HEADER)
@@ -191,7 +243,7 @@ class _StreamableHttp(_AppState):
                 await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
                 return
             try:
-                found = await self._held(raw_id.decode("latin-1"), scope)
+                found = await table.held(raw_id.decode("latin-1"), scope)
             except RedisUnavailable as exc:
                 await _error(send, 503, SERVER_BUSY, _STORE_DOWN.format(exc), _RETRY)
                 return
@@ -203,7 +255,7 @@ class _StreamableHttp(_AppState):
 
     def _stateless_session(self, revision: Revision | None) -> HttpSession:
         """A throwaway session, already in the ready state (an initialize request starts it afresh)."""
-        session = HttpSession(self, None)
+        session = HttpSession(self.table, None)
         if revision is None:
             return session
         session.mcp.revision = revision
@@ -217,23 +269,24 @@ class _StreamableHttp(_AppState):
         extra: list[tuple[bytes, bytes]] = []
         if session.id_header is not None:
             extra.append((SESSION_HEADER, session.id_header))
-        channel = _PostChannel(self, session, send, extra)
+        channel = _PostChannel(self.json_response, self.retry_ms, session, send, extra)
         session.in_flight += 1
         try:
             processed = await session.endpoint.process(message, channel)
         finally:
             session.done()
-        if self.redis is not None and session.id is not None:
+        redis = self.redis
+        if redis is not None and session.id is not None:
             if session.shared != session.shared_view():
-                await self.redis.share_view(session)  # subscribed, unsubscribed, set the log level
+                await redis.share_view(session)  # subscribed, unsubscribed, set the log level
             if type(message) is Notification and message.method == INITIALIZED:
-                self.redis.publish({"k": "ready", "v": session.id})  # the opener's copy is ready too
+                redis.publish({"k": "ready", "v": session.id})  # the opener's copy is ready too
         if initialize and session.id is not None:
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
-                self.sessions[session.id] = session
+                self.table.sessions[session.id] = session
                 session.start()
-                if self.redis is not None:  # so that any instance may serve it
-                    await self.redis.register_session(session)
+                if redis is not None:  # so that any instance may serve it
+                    await redis.register_session(session)
             else:
                 extra.clear()  # the handshake failed: no session was made
         if channel.stream is not None:
@@ -250,39 +303,20 @@ class _StreamableHttp(_AppState):
         else:
             await _respond(send, 202, b"", extra)
 
-    def _header_revision(self, scope: Scope) -> tuple[Revision | None, str | None]:
-        """The revision MCP-Protocol-Version names (None when absent), or why it is refused (400)."""
+    def _refusal(self, scope: Scope) -> str | None:
+        """Why a GET or DELETE is not allowed (405): the app is stateless, or MCP-Protocol-Version
+        names a stateless revision (the router decides: those have no sessions)."""
         raw = _header(scope, VERSION_HEADER)
-        if raw is None:
-            return None, None
-        version = self._supported_raw.get(raw)
-        if version is None:
-            return None, f"Bad Request: unsupported MCP-Protocol-Version {raw.decode('latin-1')!r}"
-        return version, None
-
-    def _modern_header(self, scope: Scope) -> bool:
-        """Whether MCP-Protocol-Version names a stateless revision this server serves."""
-        raw = _header(scope, VERSION_HEADER)
-        if raw is None:
-            return False
-        revision = self._supported_raw.get(raw)
-        return revision is not None and not revision.has_handshake
-
-    def _stateless_reason(self, scope: Scope) -> str:
-        if self._modern_header(scope):
-            raw = _header(scope, VERSION_HEADER) or b""
+        if raw is not None and self.server.router.stateless(None, self.by_header.get(raw)):
             return f"protocol revision {raw.decode('latin-1')} has no sessions"
-        return "the server is stateless"
+        return "the server is stateless" if self.stateless else None
 
     # -- GET: the standalone stream, or resuming a stream ------------------------------------------
-    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.stateless or self._modern_header(scope):
+    async def get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self._refusal(scope)
+        if refused is not None:
             await _error(
-                send,
-                405,
-                INVALID_REQUEST,
-                f"Method GET not allowed: {self._stateless_reason(scope)}",
-                [(b"allow", b"POST")],
+                send, 405, INVALID_REQUEST, f"Method GET not allowed: {refused}", [(b"allow", b"POST")]
             )
             return
         if not _accepts(scope, EVENT_STREAM):
@@ -388,21 +422,18 @@ class _StreamableHttp(_AppState):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     # -- DELETE -----------------------------------------------------------------------------------
-    async def _delete(self, scope: Scope, send: Send) -> None:
-        if self.stateless or self._modern_header(scope):
+    async def delete(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self._refusal(scope)
+        if refused is not None:
             await _error(
-                send,
-                405,
-                INVALID_REQUEST,
-                f"Method DELETE not allowed: {self._stateless_reason(scope)}",
-                [(b"allow", b"POST")],
+                send, 405, INVALID_REQUEST, f"Method DELETE not allowed: {refused}", [(b"allow", b"POST")]
             )
             return
         session = await self._session_of(scope, send)
         if session is None:
             return
         assert session.id is not None
-        del self.sessions[session.id]
+        del self.table.sessions[session.id]
         await session.close()
         if self.redis is not None:  # forget it everywhere
             await self.redis.end_session(session)
@@ -410,8 +441,9 @@ class _StreamableHttp(_AppState):
 
     async def _session_of(self, scope: Scope, send: Send) -> HttpSession | None:
         """The session a GET or DELETE names; None once the refusal (400, 404) was answered."""
-        _, refused = self._header_revision(scope)
-        if refused is not None:
+        raw = _header(scope, VERSION_HEADER)
+        if raw is not None and raw not in self.by_header:
+            refused = f"Bad Request: unsupported MCP-Protocol-Version {raw.decode('latin-1')!r}"
             await _error(send, 400, INVALID_REQUEST, refused)
             return None
         raw_id = _header(scope, SESSION_HEADER)
@@ -419,7 +451,7 @@ class _StreamableHttp(_AppState):
             await _error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
         try:
-            session = await self._held(raw_id.decode("latin-1"), scope)
+            session = await self.table.held(raw_id.decode("latin-1"), scope)
         except RedisUnavailable as exc:
             await _error(send, 503, SERVER_BUSY, _STORE_DOWN.format(exc), _RETRY)
             return None
@@ -427,14 +459,6 @@ class _StreamableHttp(_AppState):
             await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
         return session
-
-    async def _held(self, session_id: str, scope: Scope) -> HttpSession | None:
-        """The session ``session_id`` names, if the request may use it (another principal's is as
-        if unknown): held here, or (with Redis) adopted from the record another instance left."""
-        session = self.sessions.get(session_id)
-        if session is None and self.redis is not None:
-            session = await self.redis.adopt(self, session_id)
-        return session if session is not None and session.belongs_to(scope) else None
 
 
 async def _follower(

@@ -2,13 +2,18 @@
 
 Theory of operation
 -------------------
-:class:`McpHttpApp` is the dispatcher: it checks Host and Origin (:mod:`._security`) and the bearer
-token (:mod:`._auth`), then routes by method and path. A POST to the MCP path is decoded once and
-goes one of two ways: traffic of the stateless revisions (2026-07-28 on) to :mod:`._stateless`,
-everything else to the sessions of :mod:`._streamable`; GET and DELETE are :mod:`._streamable`'s;
-the SSE and message paths are :mod:`._legacy_sse`'s. Each of those modules is one part (a mixin)
-of the app, sharing the options and tables :class:`~._sessions._AppState` declares; ASGI helpers are
-in :mod:`._asgi`, sessions and their reaping in :mod:`._sessions`, resumable streams in
+:class:`McpHttpApp` is composed of parts, each an object holding only the options it reads: the
+session table with its reaping (:class:`~._sessions.SessionTable`), the handshake-era POST, GET and
+DELETE (:class:`~._streamable.HandshakeHttp`), the stateless POST of 2026-07-28 on
+(:class:`~._stateless.StatelessHttp`) and the legacy HTTP+SSE transport
+(:class:`~._legacy_sse.LegacySse`); they share the app's :class:`~._health.Lifecycle` (its phase,
+and the signal that it is shutting down). The app itself is the gate and the router: it answers the
+health probes, checks Host and Origin (:mod:`._security`) and the bearer token (:mod:`._auth`), then
+finds the route (path, then method) in its table of routes, as Starlette's router holds its routes.
+A POST to the MCP path is checked (Content-Type, Accept), read and decoded once here, and the
+server's router decides its era (``Router.stateless``: the app decides nothing about eras): a
+stateless one goes to :class:`~._stateless.StatelessHttp`, anything else to
+:class:`~._streamable.HandshakeHttp`. ASGI helpers are in :mod:`._asgi`, resumable streams in
 :mod:`._events`. Each module's docstring tells its part of the story. The lifespan and the shutdown
 (ending every stream, freeing every session) are here.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -52,26 +57,28 @@ from ._asgi import (
 from ._asgi import error_body as error_body
 from ._auth import PRINCIPAL, AuthSettings, authenticate, principal_of, prm_paths, protected_resource_metadata
 from ._events import EventStore, InMemoryEventStore
-from ._health import DRAINING, READY, STARTING, ReadinessCheck, probe
-from ._legacy_sse import _LegacySse
+from ._health import DRAINING, READY, STARTING, Lifecycle, ReadinessCheck, probe
+from ._legacy_sse import LegacySse
 from ._security import Decision, TransportSecurity
 from ._sessions import HttpSession as HttpSession
-from ._sessions import _SessionReaping
+from ._sessions import SessionTable
+from ._stateless import StatelessHttp
 from ._stateless import _ModernCall as _ModernCall
-from ._stateless import _StatelessHttp
+from ._streamable import HandshakeHttp
 from ._streamable import _PostChannel as _PostChannel
-from ._streamable import _StreamableHttp
 
 if TYPE_CHECKING:
     from ..server._server import Server
     from ._redis import RedisBackend
+
+Endpoint = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 __all__ = ["McpHttpApp"]
 
 logger = logging.getLogger("jsonrpc_mcp.http")
 
 
-class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
+class McpHttpApp:
     """The ASGI application. ``McpHttpApp(server)`` serves ``server`` at ``/mcp``.
 
     Options: ``path``; ``json_response`` (never answer with SSE); ``stateless`` (no sessions, for several
@@ -114,33 +121,27 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         ready_path: str | None = "/readyz",
         redis: str | RedisBackend | None = None,
     ) -> None:
+        if body_timeout is not None and body_timeout <= 0:
+            raise ValueError("body_timeout must be positive (or None: no limit)")
         self.server = server
+        # what the app itself reads: the routes, the POST's checks and body, the gate
         self.path = path.rstrip("/") or "/"
         self.json_response = json_response
         self.stateless = stateless
         self.max_body = max_body
-        if body_timeout is not None and body_timeout <= 0:
-            raise ValueError("body_timeout must be positive (or None: no limit)")
         self.body_timeout = body_timeout
-        self.session_idle_timeout = session_idle_timeout
-        if max_sessions is not None and max_sessions < 1:
-            raise ValueError("max_sessions must be at least 1 (or None: no limit)")
-        self.max_sessions = max_sessions
-        self.event_store_factory = event_store_factory
         self.legacy_sse = legacy_sse and not stateless
         self.sse_path = sse_path
         self.message_path = message_path
         self.retry_ms = retry_ms
-        self.keepalive = keepalive
         self.health_path, self.ready_path = health_path, ready_path
-        self.phase = READY  # starting (during the lifespan startup), ready, draining: see _health
+        self.life = Lifecycle()  # starting (during the lifespan startup), ready, draining: see _health
         self.readiness_checks: list[ReadinessCheck] = []
         self.redis: RedisBackend | None = None
         if redis is not None:
             from ._redis import RedisBackend
 
             self.redis = RedisBackend.from_url(redis) if isinstance(redis, str) else redis
-            self.redis.attach(self)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = list(allowed_origins) if allowed_origins is not None else None
         self.security = security
@@ -148,21 +149,64 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         self._decisions: dict[tuple[Any, ...], Decision] = {}
         self._refusals: dict[tuple[Any, ...] | None, int] = {}  # see _post_refusal
         self.auth = auth
-        self.sessions = {}
-        self.legacy_sessions = {}
-        self._init_reaper()
-        self._shutting_down = anyio.Event()
-        self._modern_posts = set()  # modern requests being served
-        self._sweeping = None  # where _sweep_modern is scheduled
-        self._scope_type = None  # anyio's CancelScope class on asyncio
-        # the server's own revisions (those handed to Server(revisions=...) included), looked up once
+        # the server's own revisions (those handed to Server(revisions=...) included), by the raw
+        # MCP-Protocol-Version value (latin-1 is one-to-one: the same verdicts, no decoding)
         revisions = server.revisions
-        self._supported = {r.version: r for r in revisions}
-        # by the raw MCP-Protocol-Version value (latin-1 is one-to-one: the same verdicts, no decoding)
-        self._supported_raw = {v.encode("latin-1"): r for v, r in self._supported.items()}
-        self._assumed = assumed_http_revision(revisions)  # a header-less handshake-era request's
-        # the rules of a modern request naming a revision not served (its -32022): the latest served
-        self._latest_modern = next((r for r in reversed(revisions) if not r.has_handshake), None)
+        self._by_header = {r.version.encode("latin-1"): r for r in revisions}
+        # -- the parts, each with the options it reads
+        self.table = SessionTable(
+            server,
+            session_idle_timeout=session_idle_timeout,
+            max_sessions=max_sessions,
+            event_store_factory=event_store_factory,
+            redis=self.redis,
+        )
+        self.handshake = HandshakeHttp(
+            server,
+            self.table,
+            self.life,
+            self._by_header,
+            assumed_http_revision(revisions),  # what a header-less handshake-era request speaks
+            json_response=json_response,
+            stateless=stateless,
+            retry_ms=retry_ms,
+            keepalive=keepalive,
+            redis=self.redis,
+        )
+        self.modern = StatelessHttp(server, self.life, json_response=json_response, keepalive=keepalive)
+        self.legacy: LegacySse | None = None
+        if self.legacy_sse:
+            self.legacy = LegacySse(
+                server, self.life, message_path=message_path, max_body=max_body, body_timeout=body_timeout
+            )
+        # -- the routes: path -> (method -> endpoint, the Allow header of a 405 there)
+        self.routes: dict[str, tuple[dict[str, Endpoint], list[tuple[bytes, bytes]]]] = {}
+        if self.legacy is not None:
+            self.routes[sse_path] = ({"GET": self.legacy.get}, [])
+            self.routes[message_path] = ({"POST": self.legacy.post}, [])
+        mcp: dict[str, Endpoint] = {
+            "POST": self._post,
+            "GET": self.handshake.get,
+            "DELETE": self.handshake.delete,
+        }
+        self.routes[self.path] = (mcp, [(b"allow", b"GET, POST, DELETE")])
+        if self.redis is not None:
+            self.redis.attach(self)
+
+    @property
+    def sessions(self) -> dict[str, HttpSession]:
+        """The open Streamable HTTP sessions, by id (the session table's)."""
+        return self.table.sessions
+
+    @property
+    def legacy_sessions(self) -> dict[str, Any]:
+        """The open legacy HTTP+SSE connections, by session id."""
+        return self.legacy.sessions if self.legacy is not None else {}
+
+    @property
+    def phase(self) -> str:
+        """Starting, ready or draining (see :mod:`._health`)."""
+        return self.life.phase
 
     # -- ASGI entry point -------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -192,11 +236,12 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Served directly (not mounted): run the server's lifespan from startup to shutdown, and
         reap idle sessions when no request comes to do it."""
+        life = self.life
         async with contextlib.AsyncExitStack() as stack, anyio.create_task_group() as tg:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
-                    self.phase = STARTING
+                    life.phase = STARTING
                     try:
                         if self.redis is not None:
                             await stack.enter_async_context(self.redis.running())
@@ -206,9 +251,9 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
                         failed = f"{type(exc).__name__}: {exc}"
                         await send({"type": "lifespan.startup.failed", "message": failed})
                         return
-                    tg.start_soon(self._reap_periodically)
-                    if self.phase == STARTING:
-                        self.phase = READY
+                    tg.start_soon(self.table.reap_periodically)
+                    if life.phase == STARTING:
+                        life.phase = READY
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     tg.cancel_scope.cancel()
@@ -219,19 +264,16 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
 
     async def aclose(self) -> None:
         """Shut down: end every stream and free every session."""
-        self._shutting_down.set()
-        self._end_subscriptions()
-        for session in list(self.sessions.values()):
-            await session.close()
-        self.sessions.clear()
-        for legacy in list(self.legacy_sessions.values()):
-            await legacy.aclose()
-        self.legacy_sessions.clear()
+        self.life.shutting_down.set()
+        self.modern.end_subscriptions()
+        await self.table.aclose()
+        if self.legacy is not None:
+            await self.legacy.aclose()
 
     def begin_drain(self) -> None:
         """Stop being ready (the readiness probe answers 503) and refuse new sessions (503 and
         Retry-After); what is open carries on. The first step of a graceful shutdown."""
-        self.phase = DRAINING
+        self.life.phase = DRAINING
 
     def begin_shutdown(self) -> None:
         """Ask long-lived streams to end now (call from the event loop, e.g. a signal handler).
@@ -242,15 +284,9 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         graceful shutdown waits for and which must still be delivered.
         """
         self.begin_drain()
-        self._shutting_down.set()
-        for session in self.sessions.values():
-            session.end_standalone(self.retry_ms)
-        self._end_subscriptions()
-
-    def _end_subscriptions(self) -> None:
-        """End the subscriptions/listen requests served here gracefully (each gets its result)."""
-        for call in self._modern_posts:
-            self.server.subscriptions.end_all(owner=call)
+        self.life.shutting_down.set()
+        self.table.end_standalone(self.retry_ms)
+        self.modern.end_subscriptions()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -262,7 +298,7 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
         method = scope["method"]
         if (path == self.health_path or path == self.ready_path) and method in ("GET", "HEAD"):
             # probed by address, with no token: before the Host/Origin check and authentication
-            phase = self.phase if path == self.ready_path else None
+            phase = self.life.phase if path == self.ready_path else None
             await probe(send, head=method == "HEAD", phase=phase, checks=self.readiness_checks)
             return
         decision = self._check_security(scope)
@@ -287,33 +323,18 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             assert verdict.access_token is not None
             scope[PRINCIPAL] = principal_of(verdict.access_token)  # the session it opens is bound to it
             current_access_token.set(verdict.access_token)  # for middleware: Call.access_token
-        self._reap_idle()
-        if path == self.path or path.rstrip("/") == self.path:
-            if method == "POST":
-                await self._post(scope, receive, send)
-            elif method == "GET":
-                await self._get(scope, receive, send)
-            elif method == "DELETE":
-                await self._delete(scope, send)
-            else:
-                await _error(
-                    send,
-                    405,
-                    INVALID_REQUEST,
-                    f"Method {method} not allowed",
-                    [(b"allow", b"GET, POST, DELETE")],
-                )
+        self.table.reap_idle()
+        route = self.routes.get(path)
+        if route is None and path.rstrip("/") == self.path:  # the MCP path, with a trailing slash
+            route = self.routes[self.path]
+        if route is None:
+            await _error(send, 404, INVALID_REQUEST, f"Not found: {path}")
             return
-        if self.legacy_sse and path == self.sse_path and method == "GET":
-            await self._legacy_get(scope, receive, send)
+        endpoint = route[0].get(method)
+        if endpoint is None:
+            await _error(send, 405, INVALID_REQUEST, f"Method {method} not allowed", route[1])
             return
-        if self.legacy_sse and path == self.message_path and method == "POST":
-            await self._legacy_post(scope, receive, send)
-            return
-        if self.legacy_sse and path in (self.sse_path, self.message_path):
-            await _error(send, 405, INVALID_REQUEST, f"Method {method} not allowed")
-            return
-        await _error(send, 404, INVALID_REQUEST, f"Not found: {path}")
+        await endpoint(scope, receive, send)
 
     # -- security ---------------------------------------------------------------------------------
     def _check_security(self, scope: Scope) -> Decision:
@@ -393,8 +414,8 @@ class McpHttpApp(_StreamableHttp, _StatelessHttp, _LegacySse, _SessionReaping):
             await _respond(send, 400, codec.encode_error(message.id, message.error, omit_null_id=True))
             return
         raw_version = _header(scope, VERSION_HEADER)
-        version = self._supported_raw.get(raw_version) if raw_version is not None else None
-        if self.server.speaks_modern and self._is_modern(version, message):
-            await self._post_modern(scope, receive, send, message)
+        version = self._by_header.get(raw_version) if raw_version is not None else None
+        if self.server.router.stateless(message, version):  # (the router decides the era)
+            await self.modern.post(scope, receive, send, message)
             return
-        await self._post_session(scope, send, message, raw_version, version)
+        await self.handshake.post(scope, send, message, raw_version, version)

@@ -17,6 +17,12 @@ started there (:meth:`Inline.offer_from`), with no wake-up of the reading task a
 waits there is handed to the parked reading task (the host of its cancel scope) by making that
 task's ``receive()`` raise :class:`Adopt`; a new reading task reads on.
 
+A request known to wait before it starts (the dispatcher's ``threaded_requests``: in MCP, a call
+of a plain ``def`` tool, which always waits for its worker thread) is not started inline at all:
+it gets a task of its own at once, from the read callback or the reading task alike, so that its
+path is no more intricate than an ``async def`` tool's (no adoption, no interruption of the parked
+reader, no resuming through :func:`resume`, no new reading task).
+
 Tasks here are plain asyncio tasks (:class:`Tasks`): anyio's task-group spawn costs several times
 more, and each request already has its own anyio cancel scope, which works the same in any task.
 On other backends (trio) the endpoint starts every request in a task of its anyio task group.
@@ -36,7 +42,7 @@ import contextlib
 import contextvars
 import logging
 import types
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Container, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
@@ -49,7 +55,7 @@ from .peer import Event, Start
 if TYPE_CHECKING:
     from .endpoint import Dispatcher
 
-__all__ = ["INLINE_BURST", "Adopt", "Inline", "Tasks", "resume"]
+__all__ = ["INLINE_BURST", "Adopt", "Inline", "Tasks", "resume", "threaded_requests", "waits"]
 
 logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
@@ -57,6 +63,23 @@ logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 INLINE_BURST = 32
 
 Serve: TypeAlias = "Callable[[Request, anyio.CancelScope], Coroutine[Any, Any, None]]"
+# (method, the params key naming what serves it, the names of those that run in a worker thread)
+Threaded: TypeAlias = "tuple[str, str, Container[str]]"
+
+
+def threaded_requests(dispatcher: object) -> Threaded | None:
+    """The dispatcher's ``threaded_requests`` (the requests that surely wait), if it says."""
+    found: Threaded | None = getattr(dispatcher, "threaded_requests", None)
+    return found
+
+
+def waits(threaded: Threaded | None, request: Request) -> bool:
+    """Whether ``request`` is one of the ``threaded`` requests (they wait: see the module doc).
+    Written out where requests are read, for no call per request; this is its definition."""
+    if threaded is None or request.method != threaded[0]:
+        return False
+    params = request.params
+    return type(params) is dict and params.get(threaded[1]) in threaded[2]
 
 
 class Tasks:
@@ -248,6 +271,8 @@ class Inline:
         Anything else is left to the reading task, which reads it again and handles it.
         """
 
+        threaded = threaded_requests(dispatcher)
+
         def offered(line: bytes) -> bool:
             message = decode(line)
             if type(message) is not Request or message.method in dispatcher.ordered_methods:
@@ -255,6 +280,15 @@ class Inline:
             start = next_event(message)
             if type(start) is not Start:  # a Duplicate: the reading task refuses it
                 return False
+            params = message.params  # (waits(threaded, message), written out)
+            if (
+                threaded is not None
+                and message.method == threaded[0]
+                and type(params) is dict
+                and params.get(threaded[1]) in threaded[2]
+            ):
+                self.tasks.spawn(self._serve, start.request, start.token)  # it waits: a task of its own
+                return True
             adopt = self.start(start.request, start.token)
             if adopt is None:  # done without waiting
                 return True

@@ -51,7 +51,7 @@ from anyio.abc import TaskGroup
 
 from ..transports.base import FrameTooLarge, InlineCapableStream, MessageStream
 from . import codec
-from ._fastpath import INLINE_BURST, Adopt, Inline, Tasks
+from ._fastpath import INLINE_BURST, Adopt, Inline, Tasks, threaded_requests
 from .errors import ConnectionClosed, InternalError, InvalidRequest, JsonRpcError, RequestTimeout
 from .messages import ErrorResponse, Incoming, Notification, Request, RequestId, Response
 from .peer import (
@@ -399,6 +399,7 @@ class Endpoint:
         spawn = self._tasks.spawn
         next_event = self._peer.next_event
         ordered = self.dispatcher.ordered_methods
+        threaded = threaded_requests(self.dispatcher) if fast is not None else None
         burst = INLINE_BURST
         while True:
             try:
@@ -426,6 +427,13 @@ class Endpoint:
                 await self._serve_one(request, scope)
                 continue
             if fast is None:
+                spawn(self._serve_one, request, scope)
+            elif (
+                threaded is not None
+                and request.method == threaded[0]
+                and type(request.params) is dict
+                and request.params.get(threaded[1]) in threaded[2]
+            ):  # (_fastpath.waits, written out) a request that surely waits: a task of its own
                 spawn(self._serve_one, request, scope)
             else:
                 waiting = fast.start(request, scope)

@@ -27,6 +27,7 @@ from ._extensions import client_extensions, missing_extension
 from ._subscriptions import listen
 
 if TYPE_CHECKING:
+    from ._registry import Tool
     from ._session import ServerSession
 
 __all__ = [
@@ -102,9 +103,12 @@ def require_method(revision: Revision, method: str) -> None:
         raise MethodNotFound(f"Method not found: {method} (not part of protocol revision {revision.version})")
 
 
-async def dispatch(session: ServerSession, request: Request, context: RequestContext) -> Any:
+async def dispatch(
+    session: ServerSession, request: Request, context: RequestContext, tool: Tool | None = None
+) -> Any:
     """Serve a request the lifecycle or the envelope allows: find its handler, check that the
-    revision has the method and the session the capability, run it."""
+    revision has the method and the session the capability, run it. ``tool``: the tool a
+    ``tools/call`` names, when the caller already looked it up (and found it)."""
     method = request.method
     handler = _METHODS.get(method)
     if handler is None:
@@ -115,6 +119,8 @@ async def dispatch(session: ServerSession, request: Request, context: RequestCon
     capability = CAPABILITY_NEEDED.get(method)
     if capability is not None and not session.has_feature(capability):
         raise MethodNotFound(f"Method not found: {method} (the server has no {capability!r} capability)")
+    if tool is not None:  # (this server's own: it wins over a mounted server's of the same name)
+        return await _tools_call(session, _params(request), context, tool)
     composition = session.server._composition
     if composition is not None:  # servers mounted into this one (see ._mount)
         return await composition.dispatch(session, method, _params(request), context, handler)
@@ -203,11 +209,17 @@ async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[
     return result
 
 
-async def _tools_call(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:
-    name = _required_string(params, "name", wire.TOOLS_CALL)
-    tool = session.server.tools.get(name)
+async def _tools_call(
+    session: ServerSession, params: dict[str, Any], rc: RequestContext, tool: Tool | None = None
+) -> Any:
+    """``tools/call``; ``tool``: the tool ``params`` names, when the caller already found it."""
     if tool is None:
-        raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})
+        name = _required_string(params, "name", wire.TOOLS_CALL)
+        tool = session.server.tools.get(name)
+        if tool is None:
+            raise InvalidParams(f"Invalid params: unknown tool {name!r}", {"name": name})
+    else:
+        name = tool.name
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}

@@ -59,6 +59,7 @@ class Call:
 
     __slots__ = (
         "_outbound",
+        "_tool",
         "context",
         "era",
         "method",
@@ -91,6 +92,7 @@ class Call:
         self.context = context
         self.state: dict[str, Any] = {}
         self._outbound: Any = None  # what a stateless request's session talks to the client through
+        self._tool: Any = None  # the tool a stateless tools/call names, when the transport found it
 
     def __repr__(self) -> str:
         return f"Call({self.method!r}, id={self.request_id!r}, era={self.era}, transport={self.transport})"

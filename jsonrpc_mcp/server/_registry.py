@@ -14,7 +14,7 @@ import logging
 import math
 import re
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -100,12 +100,19 @@ class _Handler:
         self.context_param = spec.context_param
         self.var_kwargs = spec.accepts_var_kwargs
         self.converters = spec.converters
-        # an async function taking its arguments as they come (no Context, no conversions)
-        self.plain = self.is_async and not self.converters and self.context_param is None
+        # a function taking its arguments as they come (no Context, no conversions), async or not
+        self.plain = not self.converters and self.context_param is None
+
+    def in_thread(self, kwargs: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+        """Run the (plain ``def``) function with ``kwargs`` in a worker thread: await the result. A
+        plain function handing on anyio's coroutine, so that a ``def`` handler's call has no more
+        coroutine layers than an ``async def`` one's."""
+        return anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs), abandon_on_cancel=True)
 
     async def __call__(self, arguments: dict[str, Any], ctx: Context | None) -> Any:
         if self.plain and (self.var_kwargs or self.params.issuperset(arguments)):
-            return await self.fn(**arguments)  # (** makes the function its own copy)
+            # (** makes the function its own copy)
+            return await (self.fn(**arguments) if self.is_async else self.in_thread(arguments))
         if self.var_kwargs:
             kwargs = dict(arguments)
         else:
@@ -123,7 +130,7 @@ class _Handler:
             kwargs[self.context_param] = ctx
         if self.is_async:
             return await self.fn(**kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs), abandon_on_cancel=True)
+        return await self.in_thread(kwargs)
 
 
 def _describe(fn: Callable[..., Any], what: str) -> FunctionSpec:

@@ -1,13 +1,16 @@
 """The request router: the one dispatch point every request of a :class:`Server` passes through.
 
-It is the only module that knows both eras. For each request it decides which era it belongs to
-(:func:`is_modern`: the envelope in ``params._meta`` names a protocol version, or the method exists
-only in the stateless revisions), runs the server's middleware around that era's dispatcher
-(:mod:`._handshake` or :mod:`._stateless`, which do not import each other), and turns whatever
-escapes into the wire error the revision prescribes (:func:`._boundary.to_wire`). Every entry
-comes here: a session's endpoint (stdio, in-memory, Streamable HTTP sessions, the legacy HTTP+SSE
-transport) through :meth:`ServerSession.handle_request`, and a 2026-07-28 POST through
-:meth:`Router.serve_stateless`.
+It is the only module that knows both eras. It decides which era a message belongs to
+(:meth:`Router.stateless`: the envelope in ``params._meta`` names a protocol version, or the method
+exists only in the stateless revisions, or the HTTP transport's ``MCP-Protocol-Version`` header
+names a stateless revision), for its own dispatch and for the HTTP app, which asks it rather than
+deciding (as it asks which revision's rules a stateless message answers to,
+:meth:`Router.stateless_rules`). For each request it runs the server's middleware around that
+era's dispatcher (:mod:`._handshake` or :mod:`._stateless`, which do not import each other), and
+turns whatever escapes into the wire error the revision prescribes (:func:`._boundary.to_wire`).
+Every entry comes here: a session's endpoint (stdio, in-memory, Streamable HTTP sessions, the
+legacy HTTP+SSE transport) through :meth:`ServerSession.handle_request`, and a 2026-07-28 POST
+through :meth:`Router.serve_stateless`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import wire
 from ..jsonrpc.endpoint import Outbound, RequestContext
 from ..jsonrpc.errors import InvalidParams, JsonRpcError
-from ..jsonrpc.messages import Request
+from ..jsonrpc.messages import Incoming, Notification, Request
 from ..revisions import Revision
 from ._boundary import to_wire
 from ._handshake import serve_handshake
@@ -25,23 +28,11 @@ from ._pipeline import Call, CallNext, Middleware, chain
 from ._stateless import Envelope, read_envelope, serve_checked, serve_modern
 
 if TYPE_CHECKING:
+    from ._registry import Tool
     from ._server import Server
     from ._session import ServerSession
 
-__all__ = ["Router", "is_modern"]
-
-_MODERN_ONLY = frozenset({wire.DISCOVER, wire.LISTEN})
-
-
-def is_modern(request: Request, modern_only: frozenset[str] = _MODERN_ONLY) -> bool:
-    """Whether the request speaks a stateless revision: its envelope names a protocol version, or
-    its method exists only in the stateless revisions (``modern_only``)."""
-    params = request.params
-    if type(params) is dict:
-        meta = params.get("_meta")
-        if type(meta) is dict and wire.PROTOCOL_VERSION in meta:
-            return True
-    return request.method in modern_only
+__all__ = ["Router"]
 
 
 def wire_error(exc: Exception, revision: Revision | None, method: str) -> JsonRpcError:
@@ -52,16 +43,17 @@ def wire_error(exc: Exception, revision: Revision | None, method: str) -> JsonRp
 
 
 class Router:
-    """Routes each request to its era's dispatcher through the server's middleware chain."""
+    """Routes each request to its era's dispatcher through the server's middleware chain, and
+    decides the era of every message (:meth:`stateless`), for the transports too."""
 
-    __slots__ = ("_handshake_chain", "_modern_only", "_stateless_chain", "middleware", "server")
+    __slots__ = ("_eras", "_handshake_chain", "_stateless_chain", "middleware", "server")
 
     def __init__(self, server: Server) -> None:
         self.server = server
         self.middleware: tuple[Middleware, ...] = ()
         self._handshake_chain: CallNext = self._handshake_inner
         self._stateless_chain: CallNext = self._stateless_inner
-        self._modern_only: tuple[tuple[Revision, ...], frozenset[str]] | None = None
+        self._eras: _Eras | None = None
 
     def add(self, middleware: Middleware) -> None:
         """Append a middleware (it runs inside those added before it)."""
@@ -69,26 +61,55 @@ class Router:
         self._handshake_chain = chain(self.middleware, self._handshake_inner)
         self._stateless_chain = chain(self.middleware, self._stateless_inner)
 
-    def modern_only(self) -> frozenset[str]:
-        """The methods that exist only in the server's stateless revisions."""
-        revisions = self.server.revisions
-        known = self._modern_only
-        if known is None or known[0] is not revisions:
-            stateless = set().union(*(r.methods for r in revisions if not r.has_handshake))
-            handshake = set().union(*(r.methods for r in revisions if r.has_handshake))
-            known = self._modern_only = (revisions, frozenset(stateless - handshake))
-        return known[1]
+    # -- the era of a message: decided here, for every transport ---------------------------------
+    def _known(self) -> _Eras:
+        """What the decisions read from the server's revisions, worked out once (again when the
+        server's ``revisions`` is replaced)."""
+        eras = self._eras
+        if eras is None or eras.revisions is not self.server.revisions:
+            eras = self._eras = _Eras(self.server.revisions)
+        return eras
 
-    def is_stateless(self, request: Request) -> bool:
-        """Whether the server serves this request the stateless way."""
-        return self.server.speaks_modern and is_modern(request, self.modern_only())
+    def stateless(self, message: Incoming | list[Incoming] | None, header: Revision | None = None) -> bool:
+        """Whether ``message`` is served the stateless way (2026-07-28 on): the server speaks a
+        stateless revision and either the transport's header names one (``header``: the served
+        revision an HTTP request's MCP-Protocol-Version names; ``message`` None for a bodiless
+        GET or DELETE), or the message's envelope (``params._meta``) names a protocol version
+        (whatever its value: an unsupported one is answered -32022), or it is a request whose
+        method exists only in the stateless revisions. The one place the era is decided."""
+        eras = self._eras
+        if eras is None or eras.revisions is not self.server.revisions:
+            eras = self._known()
+        if not eras.stateless:
+            return False
+        if header is not None and not header.has_handshake:
+            return True
+        t = type(message)
+        if t is not Request and t is not Notification:
+            return False
+        params = message.params  # type: ignore[union-attr]
+        if type(params) is dict:
+            meta = params.get("_meta")
+            if type(meta) is dict and wire.PROTOCOL_VERSION in meta:
+                return True
+        return t is Request and message.method in eras.modern_only  # type: ignore[union-attr]
+
+    def revision(self, version: str) -> Revision | None:
+        """The revision named ``version`` if the server serves it (either era)."""
+        return self._known().by_version.get(version)
+
+    def stateless_rules(self, version: str | None = None) -> Revision | None:
+        """The stateless revision whose rules apply to a stateless message naming ``version``: that
+        one if served, else the latest stateless revision served (None: the server has none)."""
+        eras = self._eras
+        if eras is None or eras.revisions is not self.server.revisions:
+            eras = self._known()
+        found = eras.stateless_by_version.get(version) if version is not None else None
+        return found if found is not None else eras.latest_stateless
 
     async def handle(self, session: ServerSession, request: Request, rc: RequestContext) -> Any:
         """Serve a request that reached a session's endpoint, in whichever era it speaks."""
-        server = self.server
-        known = self._modern_only  # (is_stateless, inlined: this runs for every request)
-        only = known[1] if known is not None and known[0] is server.revisions else self.modern_only()
-        stateless = server.speaks_modern and is_modern(request, only)
+        stateless = self.stateless(request)
         try:
             if not self.middleware:
                 if stateless:
@@ -112,23 +133,35 @@ class Router:
         outbound: Outbound | None,
         transport: str,
         envelope: Envelope,
+        tool: Tool | None = None,
     ) -> Any:
-        """Serve a stateless request whose envelope the transport already read (an HTTP POST)."""
+        """Serve a stateless request whose envelope the transport already read (an HTTP POST);
+        ``tool``: the tool a ``tools/call`` names, when the transport already looked it up (for
+        its header checks), so that it is looked up once."""
         try:
             if not self.middleware:
-                return await serve_checked(self.server, request, rc, outbound, *envelope, transport=transport)
-            return await self._stateless_call(request, rc, outbound, transport, envelope)
+                return await serve_checked(
+                    self.server, request, rc, outbound, *envelope, tool=tool, transport=transport
+                )
+            return await self._stateless_call(request, rc, outbound, transport, envelope, tool)
         except Exception as exc:
             raise wire_error(exc, self.server.modern_revision(envelope[0]), request.method) from None
 
     def _stateless_call(
-        self, request: Request, rc: RequestContext, outbound: Outbound | None, transport: str, envelope: Any
+        self,
+        request: Request,
+        rc: RequestContext,
+        outbound: Outbound | None,
+        transport: str,
+        envelope: Any,
+        tool: Tool | None = None,
     ) -> Any:
         if envelope is None:
             envelope = read_envelope(request)
         revision = self.server.modern_revision(envelope[0]) if type(envelope) is tuple else None
         call = Call(request.method, _given(request), request.id, "stateless", revision, transport, None, rc)
         call._outbound = outbound
+        call._tool = tool
         return self._stateless_chain(call)
 
     def _stateless_revision(self, request: Request) -> Revision | None:
@@ -144,11 +177,44 @@ class Router:
     async def _stateless_inner(self, call: Call) -> Any:
         request = _request_of(call)
         envelope = read_envelope(request)
-        if type(envelope) is str:
+        if isinstance(envelope, str):
             raise InvalidParams(envelope)
+        # (the tool found before the middleware ran, if any: serve_checked makes sure it is still
+        # the one the request names)
         return await serve_checked(
-            self.server, request, call.context, call._outbound, *envelope, transport=call.transport
+            self.server,
+            request,
+            call.context,
+            call._outbound,
+            *envelope,
+            tool=call._tool,
+            transport=call.transport,
         )
+
+
+class _Eras:
+    """What the era decisions read from a tuple of revisions (worked out once per tuple)."""
+
+    __slots__ = (
+        "by_version",
+        "latest_stateless",
+        "modern_only",
+        "revisions",
+        "stateless",
+        "stateless_by_version",
+    )
+
+    def __init__(self, revisions: tuple[Revision, ...]) -> None:
+        self.revisions = revisions
+        self.by_version = {r.version: r for r in revisions}
+        modern = [r for r in revisions if not r.has_handshake]
+        self.stateless_by_version = {r.version: r for r in reversed(modern)}  # (the first one wins)
+        self.stateless = bool(modern)  # without a stateless revision, nothing is stateless
+        self.latest_stateless = modern[-1] if modern else None
+        # the methods that exist only in the stateless revisions
+        stateless_methods = set().union(*(r.methods for r in modern))
+        handshake_methods = set().union(*(r.methods for r in revisions if r.has_handshake))
+        self.modern_only = frozenset(stateless_methods - handshake_methods)
 
 
 def _given(request: Request) -> dict[str, Any]:

@@ -131,6 +131,9 @@ class Server(Serving):
         self.templates: Registry[ResourceTemplate] = Registry("resource template", self._changed)
         self.prompts: Registry[Prompt] = Registry("prompt", self._changed)
         self.completers: dict[tuple[str, str, str], Completer] = {}
+        # the tools whose handler is a plain def (each call waits for a worker thread): the endpoint's
+        # fast path starts their calls in a task of their own rather than inline (see _fastpath.py)
+        self.threaded_tools: set[str] = set()
         self.logging_enabled = logging_enabled
         self.default_log_level = default_log_level
         self.strict_tool_names = strict_tool_names
@@ -532,7 +535,9 @@ class Server(Serving):
         handler = tool.handler
         try:
             if handler.plain and (handler.var_kwargs or handler.params.issuperset(arguments)):
-                value = await handler.fn(**arguments)  # _Handler.__call__'s fast path, one await fewer
+                # _Handler.__call__'s fast path, one await fewer: the arguments as they come, to an
+                # async function on the loop or a plain one in a worker thread
+                value = await (handler.fn(**arguments) if handler.is_async else handler.in_thread(arguments))
             else:
                 value = await handler(arguments, ctx)
         except Exception as exc:  # an isError result, or the JSON-RPC error the revision says
@@ -630,6 +635,10 @@ class Server(Serving):
         return told
 
     def _changed(self, kind: str) -> None:
+        if kind == self.tools.kind:  # (updated in place: the endpoints hold this very set)
+            threaded = {t.name for t in self.tools if not t.handler.is_async}
+            self.threaded_tools.intersection_update(threaded)
+            self.threaded_tools.update(threaded)
         for session in list(self._sessions):
             session.list_changed(kind)
         self.subscriptions.list_changed(kind)

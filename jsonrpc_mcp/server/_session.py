@@ -18,7 +18,7 @@ import asyncio
 import contextvars
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Container, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -130,6 +130,13 @@ class ServerSession:
 
     # initialize decides how everything after it is read (revision, batches): serve it in order
     ordered_methods = frozenset({wire.INITIALIZE})
+
+    @property
+    def threaded_requests(self) -> tuple[str, str, Container[str]]:
+        """The requests that surely wait for a worker thread: ``tools/call`` naming (``params.name``)
+        one of the server's plain ``def`` tools (a live set). The endpoint's fast path starts them
+        in a task of their own rather than inline (see :mod:`jsonrpc_mcp.jsonrpc._fastpath`)."""
+        return wire.TOOLS_CALL, "name", self.server.threaded_tools
 
     def handle_request(self, request: Request, context: RequestContext) -> Coroutine[Any, Any, Any]:
         """Serve a request (await the result): the server's router picks the era and runs it

@@ -39,6 +39,7 @@ from ._mrtr import Exchange, current_exchange, is_input_required
 from ._session import ServerSession
 
 if TYPE_CHECKING:
+    from ._registry import Tool
     from ._server import Server
 
 __all__ = ["Envelope", "finish", "read_envelope", "serve_checked", "serve_modern"]
@@ -95,13 +96,15 @@ async def serve_checked(
     version: str,
     capabilities: dict[str, Any],
     meta: dict[str, Any],
+    tool: Tool | None = None,
     *,
     transport: str = "stream",
 ) -> Any:
     """:func:`serve_modern` of a request whose envelope the caller already read (``meta`` is its
     ``params._meta``, ``version`` a string, ``capabilities`` an object): the revision is checked
-    (-32022), the request served by a throwaway ready session and its result finished. ``transport``
-    names what carried it (for the servers mounted into this one, see :mod:`._mount`)."""
+    (-32022), the request served by a throwaway ready session and its result finished. ``tool``:
+    the tool a ``tools/call`` names, if the caller looked it up already (it is looked up once);
+    ``transport`` names what carried it (for the servers mounted into this one, see :mod:`._mount`)."""
     revision = server.modern_revision(version)
     if revision is None:
         raise _unsupported(server, version)
@@ -120,13 +123,17 @@ async def serve_checked(
         server, outbound, revision, capabilities, info if type(info) is dict else {}, threshold, transport
     )
     params = request.params if type(request.params) is dict else {}
-    if method not in revision.input_request_methods or _cannot_ask(server, method, params):
-        result = await dispatch(session, request, rc)  # (its Context cannot ask the client anything)
+    if method == wire.TOOLS_CALL:  # the tool, looked up once (by the caller, or here)
+        name = params.get("name")
+        if tool is None or tool.name != name:
+            tool = server.tools.get(name) if type(name) is str else None
+    if method not in revision.input_request_methods or _cannot_ask(server, tool, method, params):
+        result = await dispatch(session, request, rc, tool)  # (its Context cannot ask the client anything)
         return finish(server, revision, method, result)
     exchange = Exchange.start(server.request_state, method, params)
     token = current_exchange.set(exchange)
     try:
-        result = await dispatch(session, request, rc)
+        result = await dispatch(session, request, rc, tool)
     except BaseException as exc:
         if not (exchange.pending and is_input_required(exc)):
             raise
@@ -139,21 +146,17 @@ async def serve_checked(
     return finish(server, revision, method, result, cacheable=not exchange.retried)
 
 
-def _cannot_ask(server: Server, method: str, params: dict[str, Any]) -> bool:
-    """A first round (no ``requestState``, no ``inputResponses``) of a call of a tool that takes no
-    Context: nothing can ask the client anything, so there is no exchange to set up (one would stay
-    empty and unretried: the result is the same). Nor is there for a request a mounted server
-    serves: it sets up its own (see :mod:`._mount`)."""
-    composition = server._composition
-    if composition is not None and composition.routes_away(method, params):
-        return True  # served by a mounted server, which keeps its own multi round-trip state
-    if method != wire.TOOLS_CALL or params.get("requestState") is not None:
+def _cannot_ask(server: Server, tool: Tool | None, method: str, params: dict[str, Any]) -> bool:
+    """A first round (no ``requestState``, no ``inputResponses``) of a call of a tool (``tool``: the
+    one a ``tools/call`` names) that takes no Context: nothing can ask the client anything, so there
+    is no exchange to set up (one would stay empty and unretried: the result is the same). Nor is
+    there for a request a mounted server serves: it sets up its own (see :mod:`._mount`)."""
+    if tool is None:
+        composition = server._composition
+        return composition is not None and composition.routes_away(method, params)
+    if tool.handler.context_param is not None:
         return False
-    if params.get("inputResponses") is not None:
-        return False
-    name = params.get("name")
-    tool = server.tools.get(name) if type(name) is str else None
-    return tool is not None and tool.handler.context_param is None
+    return params.get("requestState") is None and params.get("inputResponses") is None
 
 
 def finish(server: Server, revision: Revision, method: str, result: Any, *, cacheable: bool = True) -> Any:

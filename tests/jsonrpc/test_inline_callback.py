@@ -233,3 +233,51 @@ async def test_a_duplicate_id_offered_in_the_callback_is_refused_once_and_the_fi
         assert await wire.call(2, "opens") == {"jsonrpc": "2.0", "id": 2, "result": "opened"}
         assert await wire.receive() == {"jsonrpc": "2.0", "id": 1, "result": "first"}
         assert stream.taken >= 1  # the callback path was used (the first line may go to the task)
+
+
+class ThreadedHandlers(Handlers):
+    """Handlers whose ``call`` requests naming one of ``threaded`` surely wait (as an MCP server's
+    plain ``def`` tools do): the dispatcher says so through ``threaded_requests``."""
+
+    def __init__(self, threaded: set[str], **handlers: Any) -> None:
+        super().__init__(**handlers)
+        self.threaded_requests = ("call", "name", threaded)
+
+
+@pytest.mark.parametrize("from_callback", [True, False])
+async def test_a_request_that_surely_waits_gets_a_task_of_its_own_and_is_never_adopted(
+    monkeypatch: pytest.MonkeyPatch, from_callback: bool
+) -> None:
+    from jsonrpc_mcp.jsonrpc import _fastpath
+
+    adopted: list[str] = []
+    for name in ("carry_on", "adopted"):  # the two ways a request started inline is taken over
+        original = getattr(_fastpath.Inline, name)
+
+        async def counting(self: Any, adopt: Any, _name: str = name, _original: Any = original) -> None:
+            adopted.append(_name)
+            await _original(self, adopt)
+
+        monkeypatch.setattr(_fastpath.Inline, name, counting)
+    tasks: dict[str, asyncio.Task[Any] | None] = {}
+
+    async def call(request: Request, context: RequestContext) -> Any:
+        assert isinstance(request.params, dict)
+        name = request.params["name"]
+        tasks[name] = asyncio.current_task()
+        await anyio.to_thread.run_sync(lambda: None)  # waits, as a plain def tool does
+        return name
+
+    handlers = ThreadedHandlers({"in_thread"}, call=call)
+    async with serve_over_pipes(handlers) as (stream, wire):
+        if not from_callback:  # read by the reading task, not offered from the read callback
+            stream.serve_inline(None)
+            monkeypatch.setattr(stream, "serve_inline", lambda consumer: False)
+        for rid in range(3):
+            wire.send({"jsonrpc": "2.0", "id": rid, "method": "call", "params": {"name": "in_thread"}})
+            assert await wire.receive() == {"jsonrpc": "2.0", "id": rid, "result": "in_thread"}
+        assert adopted == []  # a task of its own from the start: never started inline, never adopted
+        wire.send({"jsonrpc": "2.0", "id": 9, "method": "call", "params": {"name": "on_loop"}})
+        assert await wire.receive() == {"jsonrpc": "2.0", "id": 9, "result": "on_loop"}
+        assert adopted  # (the check can fail: any other request that waits is started inline)
+        assert stream.taken == (4 if from_callback else 0)
