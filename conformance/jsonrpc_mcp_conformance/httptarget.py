@@ -640,8 +640,7 @@ class HttpTarget:
 
     @contextlib.asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
-        """A new HTTP connection (no request sent yet); on exit its session, if any, is ended with a
-        DELETE, as a client should."""
+        """A new HTTP connection (no request sent yet); on exit its session, if any, is DELETEd."""
         connection = HttpConnection(self)
         try:
             yield connection

@@ -44,35 +44,27 @@ class Server(Serving):
     requests the server sends to the client (``ctx.sample``, ``ctx.elicit``, ``ctx.list_roots``...).
 
     Logging: ``logging_enabled`` advertises the ``logging`` capability (``True``), hides it and
-    silences ``ctx.log``/``ctx.logger`` (``False``), or, when ``None`` (the default), advertises it
-    when any registered handler takes a :class:`Context`. Until a client sends
-    ``logging/setLevel``, messages of ``default_log_level`` ("debug": all) and above are sent.
+    silences ``ctx.log`` (``False``), or (``None``) advertises it when a handler takes a
+    :class:`Context`; until ``logging/setLevel``, ``default_log_level`` and above are sent.
 
-    Tool names are checked at registration against the 2025-11-25 rules (1-128 characters of
-    ``A-Z a-z 0-9 _ - .``; a SHOULD) when the server speaks a revision that has them: a name that
-    breaks them is logged as a warning, or refused with ``RegistrationError`` if
-    ``strict_tool_names``.
+    Tool names breaking the 2025-11-25 rules (1-128 characters of ``A-Z a-z 0-9 _ - .``) are logged
+    as a warning at registration, or refused with ``RegistrationError`` if ``strict_tool_names``.
 
     Multi round-trip requests (2026-07-28): the ``requestState`` a client echoes is sealed with
-    HMAC-SHA256 under ``state_key`` (bytes or str of at least 16 bytes, or a list whose first key
-    seals and every key opens), else ``$JSONRPC_MCP_STATE_KEY``, else a per-user key file
-    (``$JSONRPC_MCP_STATE_FILE``, default ``~/.local/state/jsonrpc-mcp/request-state.key``, made on
-    first use), so a retry also works on a fresh process; it expires after ``state_ttl`` seconds.
-    Processes on different machines that may see each other's retries need the same key.
+    HMAC-SHA256 under ``state_key`` (at least 16 bytes, or a list: the first seals, all open), else
+    ``$JSONRPC_MCP_STATE_KEY``, else a per-user key file (``$JSONRPC_MCP_STATE_FILE``, made on first
+    use); it expires after ``state_ttl`` seconds. Machines sharing retries need the same key.
 
     ``lifespan``: ``fn(server)`` returning an async context manager (``contextlib.asynccontextmanager``),
     entered once before the first request is served (over stdio, in-process, and in each HTTP worker)
     and exited at shutdown; what it yields reaches handlers as ``ctx.lifespan`` (see :meth:`running`).
 
-    ``mask_errors`` (default True): an unexpected exception escaping a tool, resource or prompt is
-    answered with "failed: an internal error (reference ...)", its traceback logged with the same
-    reference; a ``ToolError`` keeps its message. False shows the exception's text (development).
-
+    ``mask_errors`` (default True): an unexpected exception escaping a handler is answered "failed:
+    an internal error (reference ...)", logged with the reference; False shows its text.
     ``extensions``: MCP extensions (SEP-2133) the server offers (see :meth:`add_extension`).
 
-    ``telemetry``: OpenTelemetry spans and metrics (:mod:`jsonrpc_mcp.telemetry`). ``None`` (the
-    default) switches them on when serving starts if the application configured OpenTelemetry;
-    ``True`` always (the ``otel`` extra); ``False`` never.
+    ``telemetry``: OpenTelemetry spans and metrics (:mod:`jsonrpc_mcp.telemetry`): ``None`` when the
+    application configured OpenTelemetry, ``True`` always (the ``otel`` extra), ``False`` never.
     """
 
     _registered = True  # it serves what its registries hold (a Proxy serves what it relays)
