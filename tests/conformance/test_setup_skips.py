@@ -50,6 +50,9 @@ class _Reply:
     def as_pattern_subject(self) -> dict[str, Any]:
         return {"status": self.status, "messages": self.messages, "content_type": "text/event-stream"}
 
+    def head_lines(self) -> list[str]:  # (what the channel's transcript shows of an answer)
+        return [f"HTTP {self.status}", "content-type: text/event-stream"]
+
 
 class _Stream:
     def __init__(self, reply: _Reply) -> None:
