@@ -46,6 +46,7 @@ class _Reply:
     def __init__(self, status: int, messages: list[Any]) -> None:
         self.status = status
         self.messages = messages
+        self.body = b""  # (an SSE body read as messages)
 
     def as_pattern_subject(self) -> dict[str, Any]:
         return {"status": self.status, "messages": self.messages, "content_type": "text/event-stream"}
