@@ -165,6 +165,8 @@ class AuthSettings:
     ``resource_documentation``: a human-readable page, advertised when given.
     ``has_scope(granted, required)``: override to honour scope hierarchies, where a broader scope
     implies narrower ones (2026-07-28 "Step-Up Authorization Flow": servers MUST account for them).
+    ``resource_metadata_url``: the PRM URL challenges advertise; None: its well-known location
+    (:func:`prm_url`), or, for an app mounted under a prefix, the same inside the mount (served there).
     """
 
     verifier: TokenVerifier
@@ -174,6 +176,7 @@ class AuthSettings:
     scopes_supported: list[str] | None = None
     resource_documentation: str | None = None
     has_scope: Callable[[frozenset[str], str], bool] = scope_granted
+    resource_metadata_url: str | None = None
 
     def __post_init__(self) -> None:
         _http_url(self.resource_server_url, "resource_server_url")
@@ -405,7 +408,10 @@ def prm_paths(mcp_path: str) -> list[str]:
 def prm_url(settings: AuthSettings) -> str:
     """The PRM document's URL for ``resource_metadata``: the well-known suffix inserted between the
     host and the path of ``resource_server_url`` (RFC 9728 §3.1; a lone terminating ``/`` is
-    dropped): ``https://h/mcp`` -> ``https://h/.well-known/oauth-protected-resource/mcp``."""
+    dropped): ``https://h/mcp`` -> ``https://h/.well-known/oauth-protected-resource/mcp``; or
+    ``resource_metadata_url`` when set."""
+    if settings.resource_metadata_url is not None:
+        return settings.resource_metadata_url
     parts = urlsplit(settings.resource_server_url)
     path = "" if parts.path == "/" else parts.path
     query = "?" + parts.query if parts.query else ""

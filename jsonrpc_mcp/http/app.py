@@ -21,6 +21,7 @@ stateless one goes to :class:`~._stateless.StatelessHttp`, anything else to
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -55,7 +56,15 @@ from ._asgi import (
     _respond,
 )
 from ._asgi import error_body as error_body
-from ._auth import PRINCIPAL, AuthSettings, authenticate, principal_of, prm_paths, protected_resource_metadata
+from ._auth import (
+    PRINCIPAL,
+    WELL_KNOWN_PRM,
+    AuthSettings,
+    authenticate,
+    principal_of,
+    prm_paths,
+    protected_resource_metadata,
+)
 from ._events import EventStore, InMemoryEventStore
 from ._health import DRAINING, READY, STARTING, Lifecycle, ReadinessCheck, probe
 from ._legacy_sse import LegacySse
@@ -149,6 +158,7 @@ class McpHttpApp:
         self._decisions: dict[tuple[Any, ...], Decision] = {}
         self._refusals: dict[tuple[Any, ...] | None, int] = {}  # see _post_refusal
         self.auth = auth
+        self._mounted: dict[tuple[int, str], AuthSettings] = {}  # auth for a mount prefix (_mounted_auth)
         # the server's own revisions (those handed to Server(revisions=...) included), by the raw
         # MCP-Protocol-Version value (latin-1 is one-to-one: the same verdicts, no decoding)
         revisions = server.revisions
@@ -288,6 +298,20 @@ class McpHttpApp:
         self.table.end_standalone(self.retry_ms)
         self.modern.end_subscriptions()
 
+    def _mounted_auth(self, auth: AuthSettings, root: str) -> AuthSettings:
+        """``auth`` for an app mounted under ``root``: the well-known location at the host's root is
+        outside the mount (whoever serves it, it is not this app), so unless the settings name a
+        metadata URL, challenges point to the PRM document inside the mount, where it is served."""
+        if auth.resource_metadata_url is not None:
+            return auth
+        key = (id(auth), root)
+        found = self._mounted.get(key)
+        if found is None:
+            parts = urlsplit(auth.resource_server_url)
+            inside = f"{parts.scheme}://{parts.netloc}{root}{WELL_KNOWN_PRM}{self.path}"
+            found = self._mounted[key] = dataclasses.replace(auth, resource_metadata_url=inside)
+        return found
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         root = scope.get("root_path", "")
@@ -306,11 +330,15 @@ class McpHttpApp:
             await _error(send, decision.status, INVALID_REQUEST, decision.reason)
             return
         if self.auth is not None:
-            if method == "GET" and path in prm_paths(urlsplit(self.auth.resource_server_url).path):
-                document = orjson.dumps(protected_resource_metadata(self.auth))
+            auth = self.auth if not root else self._mounted_auth(self.auth, root)
+            if method == "GET" and (
+                path in prm_paths(urlsplit(auth.resource_server_url).path)
+                or (root and path == WELL_KNOWN_PRM + self.path)
+            ):
+                document = orjson.dumps(protected_resource_metadata(auth))
                 await _respond(send, 200, document, [(b"cache-control", b"max-age=3600")])
                 return
-            verdict = await authenticate(scope["headers"], scope.get("query_string", b""), self.auth)
+            verdict = await authenticate(scope["headers"], scope.get("query_string", b""), auth)
             if not verdict.ok:
                 await _error(
                     send,

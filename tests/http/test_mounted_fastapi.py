@@ -77,3 +77,37 @@ async def test_the_legacy_transport_under_a_fastapi_mount() -> None:
         async with serving(api, mcp_app=mcp) as base, Client.http(f"{base}/tools/sse", legacy=True) as client:
             result = await client.call_tool("add", {"a": 1, "b": 1})
     assert result["content"][0]["text"] == "2 ready"
+
+
+async def test_a_protected_server_under_a_mount_points_clients_to_metadata_they_can_fetch() -> None:
+    from jsonrpc_mcp.http import AccessToken, AuthSettings, StaticTokenVerifier
+
+    api, mcp, _ = _app()
+    tokens = {"good": AccessToken("good", "client", frozenset())}
+    with anyio.fail_after(TIMEOUT):
+        async with serving(api, mcp_app=mcp) as base:
+            mcp.auth = AuthSettings(
+                verifier=StaticTokenVerifier(tokens),
+                resource_server_url=f"{base}/tools/mcp",
+                authorization_servers=["https://auth.example.com/"],
+            )
+            async with httpx.AsyncClient() as http:
+                refused = await http.post(
+                    f"{base}/tools/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                    headers={"accept": "application/json, text/event-stream"},
+                )
+                assert refused.status_code == 401
+                challenge = refused.headers["www-authenticate"]
+                (metadata_url,) = [
+                    part.split("=", 1)[1].strip('"')
+                    for part in challenge.removeprefix("Bearer ").split(", ")
+                    if part.startswith("resource_metadata=")
+                ]
+                assert metadata_url == f"{base}/tools/.well-known/oauth-protected-resource/mcp"
+                document = await http.get(metadata_url)  # served: the mount is where the app lives
+                assert document.status_code == 200
+                assert document.json()["resource"] == f"{base}/tools/mcp"
+                assert document.json()["authorization_servers"] == ["https://auth.example.com/"]
+                async with Client.http(f"{base}/tools/mcp", headers={"Authorization": "Bearer good"}) as c:
+                    assert (await c.call_tool("add", {"a": 1, "b": 2}))["content"][0]["text"] == "3 ready"
