@@ -47,6 +47,12 @@ def serve_options() -> argparse.ArgumentParser:
     add("--workers", type=int, default=1, help="--http: worker processes (with --stateless or --redis)")
     add("--session-timeout", type=float, default=1800.0, help="--http: idle seconds before a session ends")
     add("--max-sessions", type=int, default=10_000, help="--http: most live sessions (0: no limit)")
+    add(
+        "--max-requests-per-session",
+        type=int,
+        default=256,
+        help="--http: POSTs of one session in flight at once, abandoned ones included (0: no limit)",
+    )
     add("--body-timeout", type=float, default=30.0, help="--http: seconds to read a request body (0: none)")
     add("--ssl-certfile", help="--http over TLS: the certificate chain (PEM)")
     add("--ssl-keyfile", help="--http over TLS: the private key (PEM)")

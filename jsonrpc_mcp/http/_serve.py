@@ -41,6 +41,7 @@ def _app_options(options: argparse.Namespace) -> dict[str, Any]:
         "json_response": options.json_response,
         "session_idle_timeout": options.session_timeout,
         "max_sessions": options.max_sessions or None,
+        "max_requests_per_session": getattr(options, "max_requests_per_session", 256) or None,
         "body_timeout": getattr(options, "body_timeout", 30.0) or None,
         "health_path": getattr(options, "health_path", "/healthz") or None,
         "ready_path": getattr(options, "ready_path", "/readyz") or None,

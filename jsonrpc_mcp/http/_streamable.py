@@ -190,9 +190,11 @@ class HandshakeHttp:
         retry_ms: int,
         keepalive: float,
         redis: RedisBackend | None,
+        max_requests_per_session: int | None = None,
     ) -> None:
         self.server = server
         self.table = table
+        self.max_requests = max_requests_per_session  # POSTs of one session in flight (None: no limit)
         self.life = life
         self.by_header = by_header  # the served revisions by raw MCP-Protocol-Version value
         self.assumed = assumed  # what a handshake-era request without MCP-Protocol-Version speaks
@@ -251,6 +253,12 @@ class HandshakeHttp:
                 await _error(send, 404, SESSION_NOT_FOUND, "Session not found")
                 return
             session = found
+            most = self.max_requests
+            if most is not None and session.in_flight >= most:
+                # requests whose client went away run on (the spec asks it): this bounds them
+                busy = f"Too Many Requests: this session has {session.in_flight} requests in flight"
+                await _error(send, 429, SERVER_BUSY, f"{busy} (at most {most})", _RETRY)
+                return
         await self._serve_post(session, message, initialize, send)
 
     def _stateless_session(self, revision: Revision | None) -> HttpSession:

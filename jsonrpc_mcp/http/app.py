@@ -97,7 +97,10 @@ class McpHttpApp:
     ``body_timeout`` (seconds a request body may take to arrive, 408 past it; None: no limit);
     ``session_idle_timeout`` (seconds); ``max_sessions`` (at most that many open at once, default 10,000:
     past it an ``initialize`` is answered 503 with a JSON-RPC error and ``Retry-After``, after the idle
-    ones were ended; None: no limit); ``event_store_factory`` (one store per session); ``legacy_sse`` with
+    ones were ended; None: no limit); ``max_requests_per_session`` (POSTs of one session in flight at
+    once, default 256, those whose client went away included: they run on, as the spec asks; past it
+    a POST is answered 429 with a JSON-RPC error and ``Retry-After``; None: no limit);
+    ``event_store_factory`` (one store per session); ``legacy_sse`` with
     ``sse_path`` and ``message_path`` (2024-11-05 HTTP+SSE); ``retry_ms`` (the SSE retry hint);
     ``keepalive`` (seconds between SSE comments); ``health_path`` / ``ready_path`` (the liveness and
     readiness probes, unauthenticated; None: not served); ``redis`` (a ``redis://`` URL or a ready
@@ -120,6 +123,7 @@ class McpHttpApp:
         body_timeout: float | None = 30.0,
         session_idle_timeout: float = 1800.0,
         max_sessions: int | None = 10_000,
+        max_requests_per_session: int | None = 256,
         event_store_factory: Callable[[], EventStore] = InMemoryEventStore,
         legacy_sse: bool = True,
         sse_path: str = "/sse",
@@ -182,6 +186,7 @@ class McpHttpApp:
             retry_ms=retry_ms,
             keepalive=keepalive,
             redis=self.redis,
+            max_requests_per_session=max_requests_per_session,
         )
         self.modern = StatelessHttp(server, self.life, json_response=json_response, keepalive=keepalive)
         self.legacy: LegacySse | None = None
