@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 from types import ModuleType
@@ -217,11 +218,42 @@ def test_a_broken_link_fails_the_build_and_a_link_outside_docs_works(tmp_path: P
     assert "'no-such-page.md', but the target is not found" in done.stderr
 
 
-def test_the_site_builds_strictly_and_lists_every_public_name(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole site, built once for the tests that read it."""
     _needs_mkdocs()
-    site = tmp_path / "site"
-    done = _build(REPO, site)
+    built = tmp_path_factory.mktemp("site") / "site"
+    done = _build(REPO, built)
     assert done.returncode == 0, done.stderr[-4000:]
+    return built
+
+
+def test_the_learn_pages_frames_are_shown_whole_at_1280_px(site: Path, tmp_path: Path) -> None:
+    from tests.apps import host as apps_host
+    from tests.browser import chromium
+
+    binary = chromium()
+    with (
+        (tmp_path / "chromium.log").open("wb") as log,
+        apps_host.chromium(binary, tmp_path / "p", log) as browser,
+    ):
+        metrics = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+        browser.open((site / "learn.html").as_uri())
+        browser.call("Emulation.setDeviceMetricsOverride", metrics)
+        deadline = time.monotonic() + 60
+        while browser.evaluate("document.readyState") != "complete":
+            assert time.monotonic() < deadline, "learn.html did not load"
+            time.sleep(0.05)
+        blocks = """[...document.querySelectorAll('div.highlight:not([class*="language-"]) pre > code')]"""
+        total = browser.evaluate(f"{blocks}.length")
+        cut = browser.evaluate(f"{blocks}.filter(c => c.scrollWidth > c.clientWidth + 1).length")
+        widest = browser.evaluate(f"Math.max(...{blocks}.map(c => c.textContent.split('\\n')[0].length))")
+        browser.screenshot(tmp_path / "learn.png")
+    assert total >= 7 and widest > 200  # the page's trace blocks, long frames among them
+    assert cut == 0  # none scrolls: every frame can be read whole
+
+
+def test_the_site_builds_strictly_and_lists_every_public_name(site: Path) -> None:
     assert (site / "index.html").is_file() and (site / "reference" / "index.html").is_file()
     names = _inventory(site)
     absent = []

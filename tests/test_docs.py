@@ -32,9 +32,10 @@ def _blocks(language: str) -> list[tuple[str, str]]:
 def test_python_block_runs(where: str, code: str, tmp_path: Path) -> None:
     script = tmp_path / "block.py"
     script.write_text(code, encoding="utf-8")
-    # stdin is closed, so a block ending in server.run() serves nothing and exits at EOF
+    # stdin is closed, so a block ending in server.run() serves nothing and exits at EOF; it runs in
+    # an empty directory: a block must work wherever a reader runs it, not only in a checkout
     done = subprocess.run(
-        [sys.executable, str(script)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60, cwd=REPO
+        [sys.executable, str(script)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60, cwd=tmp_path
     )
     assert done.returncode == 0, f"{where} failed:\n{done.stderr.decode(errors='replace')}"
 
