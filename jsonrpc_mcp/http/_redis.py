@@ -411,7 +411,8 @@ class RedisBackend:
 
     async def register_session(self, session: HttpSession) -> None:
         """Record what the session is (its revision, the client's info and capabilities, who opened
-        it), so that any instance may serve it; the record lives as long as the session's streams."""
+        it), so that any instance may serve it; the record lives as long as the session's streams.
+        :class:`RedisUnavailable` when it cannot be recorded (no other instance would know it)."""
         mcp, revision = session.mcp, session.mcp.revision
         assert session.id is not None and revision is not None
         record = {
@@ -424,8 +425,8 @@ class RedisBackend:
         try:
             await self.client.set(key, orjson.dumps(record), ex=max(1, int(self.event_ttl)))
             await self.become_teller(session.id)
-        except Exception as exc:  # the session works here; only another instance will not know it
-            logger.warning("session %s was not recorded in Redis: %s", session.id, exc)
+        except Exception as exc:
+            raise RedisUnavailable(f"the session could not be recorded: {exc}") from exc
 
     async def adopt(self, table: SessionTable, session_id: str) -> HttpSession | None:
         """The session another instance opened, served here from now on (None: no such record;

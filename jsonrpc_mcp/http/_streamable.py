@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 SERVER_BUSY = -32000  # the JSON-RPC "server error" range: no session could be opened now
 _RETRY = [(b"retry-after", b"5")]
 _STORE_DOWN = "Service Unavailable: this instance does not hold the session and cannot look it up ({})"
+_UNRECORDED = "Service Unavailable: the session store (Redis) cannot be reached, so no session is opened ({})"
 
 __all__ = ["HandshakeHttp"]
 
@@ -291,10 +292,17 @@ class HandshakeHttp:
                 redis.publish({"k": "ready", "v": session.id})  # the opener's copy is ready too
         if initialize and session.id is not None:
             if session.mcp.revision is not None and session.mcp.state is not State.NEW:
+                if redis is not None:  # recorded first, so that any instance may serve it
+                    try:
+                        await redis.register_session(session)
+                    except RedisUnavailable as exc:
+                        if channel.stream is None:  # not answered yet: no session nobody else knows
+                            await session.close()
+                            await _error(send, 503, SERVER_BUSY, _UNRECORDED.format(exc), _RETRY)
+                            return
+                        logger.warning("session %s: %s (served by this instance only)", session.id, exc)
                 self.table.sessions[session.id] = session
                 session.start()
-                if redis is not None:  # so that any instance may serve it
-                    await redis.register_session(session)
             else:
                 extra.clear()  # the handshake failed: no session was made
         if channel.stream is not None:
