@@ -27,6 +27,7 @@ _FENCE = re.compile(r"^(```.*?^```)", re.S | re.M)
 _MARK = "outside-docs:"
 
 GUIDES = (
+    "recipes.md",
     "architecture.md",
     "types.md",
     "middleware.md",

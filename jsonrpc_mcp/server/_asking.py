@@ -68,6 +68,7 @@ class Elicited(Generic[T]):
 
     @property
     def accepted(self) -> bool:
+        """Whether the user accepted the form (``content`` is then set)."""
         return self.action == "accept"
 
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..http._auth import AccessToken
     from ._session import ServerSession
 
-__all__ = ["Context", "current_context", "get_context"]
+__all__ = ["Context", "Deferred", "current_context", "get_context"]
 
 logger = logging.getLogger("jsonrpc_mcp.server")
 
@@ -61,8 +61,28 @@ _DEFAULT: Any = object()
 _OUTBOX_LOCK = threading.Lock()
 
 
+class Deferred:
+    """The Context of a request whose handler takes none (most tools): made only if
+    :func:`get_context` asks for it, then finished by the request like any other."""
+
+    __slots__ = ("loop_thread", "made", "rc", "session")
+
+    def __init__(self, session: ServerSession, rc: RequestContext) -> None:
+        self.session, self.rc = session, rc
+        self.loop_thread = threading.get_ident()
+        self.made: Context | None = None
+
+    def context(self) -> Context:
+        with _OUTBOX_LOCK:  # (a handler's worker thread may ask while the loop looks)
+            if self.made is None:
+                made = Context(self.session, self.rc)
+                made._loop_thread = self.loop_thread  # made in a worker thread, maybe: the loop's
+                self.made = made
+            return self.made
+
+
 # The Context of the request whose handler runs (its worker thread too: anyio copies the context).
-current_context: ContextVar[Context | None] = ContextVar("jsonrpc_mcp_context", default=None)
+current_context: ContextVar[Context | Deferred | None] = ContextVar("jsonrpc_mcp_context", default=None)
 
 
 def get_context() -> Context:
@@ -71,7 +91,7 @@ def get_context() -> Context:
     ctx = current_context.get()
     if ctx is None:
         raise RuntimeError("get_context() was called outside a request handler (a tool, resource or prompt)")
-    return ctx
+    return ctx if isinstance(ctx, Context) else ctx.context()
 
 
 class Context(Asking):

@@ -22,7 +22,7 @@ from ..jsonrpc.messages import Request
 from ..revisions import Revision, negotiate
 from ._boundary import InvalidArguments, to_wire
 from ._clientlog import LEVELS, level_index
-from ._context import Context, current_context
+from ._context import Context, Deferred, current_context
 from ._extensions import client_extensions, missing_extension
 from ._subscriptions import listen
 
@@ -188,14 +188,21 @@ async def _tools_list(session: ServerSession, params: dict[str, Any], rc: Reques
     return page(session, "tools", params, "tools")
 
 
-async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[Context], Awaitable[T]]) -> T:
-    """Run a handler with its Context: what it queued is sent before the answer, nothing after it."""
-    ctx = Context(session, rc)
-    token = current_context.set(ctx)
+async def in_context(
+    session: ServerSession, rc: RequestContext, run: Callable[[Any], Awaitable[T]], *, deferred: bool = False
+) -> T:
+    """Run a handler with its Context: what it queued is sent before the answer, nothing after it.
+    ``deferred``: the handler takes no Context (``run`` gets None); one is made only if
+    :func:`get_context` asks for it during the run."""
+    slot: Context | Deferred = Deferred(session, rc) if deferred else Context(session, rc)
+    token = current_context.set(slot)
     try:
-        result = await run(ctx)
+        result = await run(None if deferred else slot)
     except BaseException as exc:
-        if rc.cancelled or isinstance(exc, anyio.get_cancelled_exc_class()):
+        ctx = slot if isinstance(slot, Context) else slot.made
+        if ctx is None:
+            pass
+        elif rc.cancelled or isinstance(exc, anyio.get_cancelled_exc_class()):
             ctx._abandon()
         else:
             try:
@@ -205,7 +212,9 @@ async def in_context(session: ServerSession, rc: RequestContext, run: Callable[[
         raise
     finally:
         current_context.reset(token)
-    await ctx._finish()
+    ctx = slot if isinstance(slot, Context) else slot.made
+    if ctx is not None:
+        await ctx._finish()
     return result
 
 
@@ -234,9 +243,11 @@ async def _tools_call(
             raise outcome
         return outcome
     server = session.server
-    if tool.handler.context_param is None:  # nothing can reach a Context: do without one
-        return await server.call_tool(tool, arguments, None, revision)
-    return await in_context(session, rc, lambda ctx: server.call_tool(tool, arguments, ctx, revision))
+    # a tool that takes no Context gets one only if it asks (get_context()): most never do
+    deferred = tool.handler.context_param is None
+    return await in_context(
+        session, rc, lambda ctx: server.call_tool(tool, arguments, ctx, revision), deferred=deferred
+    )
 
 
 async def _resources_list(session: ServerSession, params: dict[str, Any], rc: RequestContext) -> Any:

@@ -81,3 +81,21 @@ async def test_a_type_that_is_not_a_flat_form_is_the_authors_error() -> None:
     handlers = answers(elicitation={"action": "accept", "content": {}})
     async with connect(server, capabilities={"elicitation": {}}, request_handlers=handlers) as c:
         assert (await c.call_tool("bad"))["isError"] is True  # masked: the log says what is wrong
+
+
+async def test_get_context_in_a_tool_without_a_context_parameter_can_log() -> None:
+    from jsonrpc_mcp import get_context
+
+    server = Server("deferred", logging_enabled=True)  # (advertised by itself when a handler takes a Context)
+
+    @server.tool
+    def plain() -> str:  # no Context parameter: one is made when asked for, in its worker thread
+        ctx = get_context()
+        ctx.logger.warning("from a helper")
+        return f"request {ctx.request_id}"
+
+    heard: list[Any] = []
+    async with connect(server, on_notification=lambda method, params: heard.append((method, params))) as c:
+        result = await c.call_tool("plain")
+    assert result["content"][0]["text"].startswith("request ")
+    assert [p["data"] for m, p in heard if m == "notifications/message"] == ["from a helper"]
