@@ -148,10 +148,10 @@ class Server(Serving):
         # SEP-2133 extensions: id -> extension, and the methods they add (method -> its handler)
         self.extensions: dict[str, Extension] = {}
         self.extension_methods: dict[str, tuple[Extension, ExtensionHandler]] = {}
-        for extension in extensions:
-            self.add_extension(extension)
         self._composition: Composition | None = None  # the servers mounted into this one (._mount)
         self._mounted_in: list[Mount] = []  # where this one is mounted
+        for extension in extensions:  # (last: an extension may register resources and tools at once)
+            self.add_extension(extension)
 
     # -- composition ------------------------------------------------------------------------------
     def mount(self, server: Server, namespace: str | None = None) -> None:

@@ -59,7 +59,7 @@ def test_the_list_of_commands_shows_the_registered_one(capsys: pytest.CaptureFix
         main(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    assert "{serve,call,inspect,bridge,install,conformance,explain,trace}" in out
+    assert "{serve,call,inspect,bridge,install,conformance,dev,explain,trace}" in out
     assert "check an MCP server against the spec fixtures" in out
     assert "Run a stdio MCP server behind a tap" in out and "Explain one JSON-RPC message" in out
 
