@@ -407,7 +407,11 @@ class Composition:
                     name = rename(item[field])
                     if name not in taken:
                         taken.add(name)
-                        kept.append({**item, field: name})
+                        kept.append(
+                            _linked({**item, field: name}, mount)
+                            if kind == "tools"
+                            else {**item, field: name}
+                        )
             mounted.append(kept)
         for kept in reversed(mounted):
             items.extend(kept)
@@ -546,6 +550,21 @@ class Composition:
             return await handler(session, params, rc)
 
 
+def _linked(tool: dict[str, Any], mount: Mount) -> dict[str, Any]:
+    """A mounted tool's entry with its MCP Apps view link (``_meta.ui.resourceUri``, and the
+    deprecated flat ``_meta["ui/resourceUri"]``) renamed as the view's resource is."""
+    meta = tool.get("_meta")
+    if type(meta) is not dict:
+        return tool
+    meta = dict(meta)
+    ui = meta.get("ui")
+    if type(ui) is dict and isinstance(ui.get("resourceUri"), str):
+        meta["ui"] = {**ui, "resourceUri": mount.uri(ui["resourceUri"])}
+    if isinstance(meta.get("ui/resourceUri"), str):
+        meta["ui/resourceUri"] = mount.uri(meta["ui/resourceUri"])
+    return {**tool, "_meta": meta}
+
+
 def _offers_own(server: Server, uri: str) -> bool:
     return uri in server.resources or any(t.template.match(uri) is not None for t in server.templates)
 
@@ -588,6 +607,8 @@ def import_server(parent: Server, server: Server, namespace: str | None) -> None
     for tool in server.tools:
         copied = copy.copy(tool)
         copied.name = link.name(tool.name)
+        if copied.meta:
+            copied.meta = _linked({"_meta": copied.meta}, link)["_meta"]
         parent.tools.add(copied.name, copied)
     for resource in server.resources:
         copied_resource = copy.copy(resource)

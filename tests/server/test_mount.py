@@ -289,3 +289,25 @@ def test_mounting_refuses_cycles_and_bad_namespaces() -> None:
     for bad in ("", "with space", "a/b", "_x", "x_"):
         with pytest.raises(RegistrationError):
             a.mount(Server("c"), namespace=bad)
+
+
+@pytest.mark.parametrize("how", ["mount", "import_server"])
+async def test_a_mounted_apps_tool_links_to_its_view_under_the_new_name(how: str) -> None:
+    from jsonrpc_mcp.apps import CLIENT_SETTINGS, EXTENSION_ID
+
+    weather = Server("weather")
+    weather.apps.add_view("ui://weather/board", html="<!DOCTYPE html><html><body>board</body></html>")
+
+    @weather.apps.tool(view="ui://weather/board")
+    def forecast(city: str) -> str:
+        return f"{city}: 12-21 C"
+
+    main = Server("main")
+    getattr(main, how)(weather, namespace="wx")
+    async with connect(main, extensions={EXTENSION_ID: CLIENT_SETTINGS}) as client:
+        (tool,) = await client.list_tools()
+        link = tool["_meta"]["ui"]["resourceUri"]
+        assert (tool["name"], link) == ("wx_forecast", "ui://wx/weather/board")
+        assert link in [r["uri"] for r in await client.list_resources()]
+        view = await client.read_app("wx_forecast")  # the link resolves, the view checks out
+        assert view.uri == link and "board" in view.html
