@@ -23,12 +23,14 @@ import httpx
 import orjson
 import pytest
 
+from tests import timeouts
+
 from ..http.issuer import Issuer, rsa_key, running_issuer
 from ..http.support import Spawned, _wait_for_port, free_port, spawned, stop
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
-TIMEOUT = 60  # one whole command: spawning, the authorization flow, the calls
+TIMEOUT = timeouts.RUN  # one whole command: spawning, the authorization flow, the calls
 SCOPE = "mcp:use"
 KEY = rsa_key("cli-auth-key")
 

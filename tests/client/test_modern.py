@@ -15,6 +15,7 @@ from jsonrpc_mcp import Client, Server, UnsupportedProtocolVersion
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..modern.support import (
     CLIENT_CAPABILITIES,
@@ -34,7 +35,7 @@ from ..modern.support import (
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 HANDSHAKE_ONLY = Path(__file__).resolve().parents[1] / "modern" / "servers" / "handshake_only.py"
 
 

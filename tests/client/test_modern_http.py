@@ -20,6 +20,7 @@ from jsonrpc_mcp.transports.http_client import (
     header_parameters,
     modern_headers,
 )
+from tests import timeouts
 from tests.interop.servers.sdk_http_serving import ThreadedServer
 from tests.transports.test_http_client import Reply, Script, Seen
 
@@ -27,7 +28,7 @@ from ..modern.support import MODERN, PROTOCOL_VERSION, discover_result, initiali
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 WEATHER = {
     "name": "weather",
     "inputSchema": {

@@ -29,6 +29,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from .support import load_module
 
@@ -38,8 +39,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATH = REPO_ROOT / "examples" / "everything" / "server.py"
 README_PATH = REPO_ROOT / "examples" / "everything" / "README.md"
 SCHEMAS = REPO_ROOT.parent / "shared" / "spec" / "schema"
-TIMEOUT = 10.0
-PROCESS_TIMEOUT = 30.0
+TIMEOUT = timeouts.STEP
+PROCESS_TIMEOUT = timeouts.STARTUP
 
 everything: Any = load_module(SERVER_PATH, "_everything_server_under_test")
 

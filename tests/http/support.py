@@ -30,6 +30,7 @@ import uvicorn
 
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.transports.sse import SseEvent, SseParser
+from tests import timeouts
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -39,9 +40,9 @@ LATEST = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
 JSON_HEADERS = {"content-type": "application/json", "accept": ACCEPT_BOTH}
 
-START_TIMEOUT = 20.0  # a subprocess server importing everything and binding its port
-STOP_TIMEOUT = 10.0
-TIMEOUT = 10.0  # one exchange
+START_TIMEOUT = timeouts.STARTUP  # a subprocess server importing everything and binding its port
+STOP_TIMEOUT = timeouts.STARTUP
+TIMEOUT = timeouts.STEP  # one exchange
 
 
 # -- running servers ------------------------------------------------------------------------------

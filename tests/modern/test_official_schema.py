@@ -30,6 +30,7 @@ from jsonrpc_mcp import Client, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.testing import WireRecorder, connect
 from jsonrpc_mcp.transports.stdio import spawn_stdio
+from tests import timeouts
 
 from ..examples.support import load_module
 from .support import (
@@ -51,7 +52,7 @@ TASK_TOOLS = {"slow_compute", "failing_job", "protocol_error_job", "confirm_dele
 TASK_TOOLS |= {"test_tool_with_task"}
 pytestmark = pytest.mark.skipif(not SCHEMA.is_file(), reason=f"official schema not available: {SCHEMA}")
 
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 RESULTS = {
     "server/discover": "DiscoverResult",
     "tools/list": "ListToolsResult",

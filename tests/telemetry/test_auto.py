@@ -16,6 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests import timeouts
+
 pytest.importorskip("opentelemetry.sdk")
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.anyio
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SERVER = HERE / "spans_to_file.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _spans(path: Path) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import pytest
 
 from jsonrpc_mcp.client import Client
 from jsonrpc_mcp_conformance.trace.proxy import REDACTED, redact
+from tests import timeouts
 
 from ..http.support import _wait_for_port, free_port, spawned, stop
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 SECRET = "Bearer the-secret-token-1234"
 
 

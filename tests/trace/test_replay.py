@@ -13,10 +13,11 @@ import pytest
 
 from jsonrpc_mcp.client import Client
 from jsonrpc_mcp_conformance.trace.replay import compare, load_recording
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 FAULT_SERVER = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 
 

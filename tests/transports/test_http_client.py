@@ -26,11 +26,12 @@ from jsonrpc_mcp import Client, Context, JsonRpcError, Server
 from jsonrpc_mcp.jsonrpc import ConnectionClosed, RequestTimeout
 from jsonrpc_mcp.transports.http_client import HttpClientStream, _split_url, connect_http
 from jsonrpc_mcp.transports.sse import encode_event
+from tests import timeouts
 from tests.interop.servers.sdk_http_serving import ThreadedServer, listening_socket
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 Scope = dict[str, Any]
 Message = dict[str, Any]
 

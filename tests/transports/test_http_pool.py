@@ -33,10 +33,11 @@ from jsonrpc_mcp.transports.http._pool import (
     split_url,
 )
 from jsonrpc_mcp.transports.http_client import legacy_sse
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 
 
 # -- the mapping ----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
+from tests import timeouts
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMAS = REPO.parent / "shared" / "spec" / "schema"
@@ -28,8 +29,8 @@ SERVE = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(FEATURE_SERVER)]
 VERSIONS = [r.version for r in HANDSHAKE_REVISIONS]
 LATEST = VERSIONS[-1]
 
-TIMEOUT = 10.0  # one exchange, in-memory or with a running subprocess
-START_TIMEOUT = 20.0  # a subprocess importing everything and binding its port
+TIMEOUT = timeouts.STEP  # one exchange, in-memory or with a running subprocess
+START_TIMEOUT = timeouts.STARTUP  # a subprocess importing everything and binding its port
 
 
 class Inbox:

@@ -17,6 +17,7 @@ import pytest
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.transports.stdio import ProcessStream, spawn_stdio
+from tests import timeouts
 from tests.server.features.support import check_schema
 
 pytestmark = pytest.mark.anyio
@@ -25,7 +26,7 @@ MODERN = "2026-07-28"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 REPO = Path(__file__).resolve().parents[3]
 COMMAND = [sys.executable, "-m", "jsonrpc_mcp", "serve", f"{Path(__file__).resolve()}:server"]
-TIMEOUT = 20.0  # the subprocess starting, then one exchange
+TIMEOUT = timeouts.STARTUP  # the subprocess starting, then one exchange
 
 server = Server("stdio-listen")
 
