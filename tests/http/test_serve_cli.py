@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 
 import anyio
 import httpx
@@ -66,17 +65,16 @@ async def test_a_signal_ends_open_streams_and_exits_promptly_and_cleanly(
             async with http.stream("GET", url, headers=headers) as listening:
                 reader = SseReader(listening)
                 await reader.next()  # priming: the stream is open
-                started = time.monotonic()
                 process.send_signal(signum)
                 final = await reader.rest()
                 # one final event, no message: an id to resume from and the retry hint (reconnect)
                 assert [(e.data, e.retry, bool(e.id)) for e in final] == [("", 1000, True)]
         status = process.wait(STOP_TIMEOUT)
-        took = time.monotonic() - started
         stderr = server.stderr()
     assert status == 0, stderr
     assert b"Traceback" not in stderr
-    assert took < 4.0  # well inside uvicorn's 5 s graceful timeout: the stream did not hold it up
+    # the stream did not hold the shutdown up: uvicorn never had to cancel it at its graceful timeout
+    assert b"graceful shutdown exceeded" not in stderr, stderr
 
 
 def test_workers_need_stateless() -> None:

@@ -67,9 +67,9 @@ def test_variables_in_order() -> None:
 def test_matching_a_hostile_uri_stays_fast() -> None:
     template = UriTemplate("a://{a}-{b}-{c}-{d}.json")
     uri = "a://" + "-" * 50_000 + "x"
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time of this thread: a busy machine does not stretch it
     assert template.match(uri) is None
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0  # linear: milliseconds; backtracking: hours
 
 
 @pytest.mark.anyio
