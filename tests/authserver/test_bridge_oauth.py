@@ -36,7 +36,7 @@ import httpx
 
 with open({log!r}, "a", encoding="utf-8") as log:
     log.write(sys.argv[1] + "\\n")
-with httpx.Client(follow_redirects=True, timeout=10) as http:
+with httpx.Client(follow_redirects=True, timeout=timeouts.STEP) as http:
     answer = http.get(sys.argv[1])
 sys.exit(0 if answer.status_code == 200 else 1)
 """

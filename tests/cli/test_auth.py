@@ -227,7 +227,7 @@ def test_without_a_browser_the_authorization_url_is_shown_and_the_redirect_taken
             "error_description": "denied by the test",
             "state": query["state"],
         }
-        page = httpx.get(query["redirect_uri"] + "?" + urlencode(denial), timeout=10)
+        page = httpx.get(query["redirect_uri"] + "?" + urlencode(denial), timeout=timeouts.STEP)
         assert page.status_code == 200
         _, stderr = process.communicate(timeout=TIMEOUT)
     finally:

@@ -88,7 +88,7 @@ async def sdk_url() -> AsyncIterator[str]:
         yield line.decode().strip()
     finally:
         process.terminate()
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             await process.wait()
         await process.aclose()
 

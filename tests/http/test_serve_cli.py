@@ -11,6 +11,8 @@ import httpx
 import orjson
 import pytest
 
+from tests import timeouts
+
 from .support import (
     JSON_HEADERS,
     REPO,
@@ -79,7 +81,7 @@ async def test_a_signal_ends_open_streams_and_exits_promptly_and_cleanly(
 
 def test_workers_need_stateless() -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--http", "--workers", "2"]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=30, check=False)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False)
     assert done.returncode == 2
     assert b"--workers needs --stateless" in done.stderr
 
@@ -102,7 +104,9 @@ def test_a_port_in_use_is_one_clear_line_and_exit_1(workers: list[str]) -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--http", "--port", str(port)]
-        done = subprocess.run([*command, *workers], cwd=REPO, capture_output=True, timeout=30, check=False)
+        done = subprocess.run(
+            [*command, *workers], cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False
+        )
     stderr = done.stderr.decode(errors="replace")
     assert done.returncode == 1, stderr
     assert f"cannot serve at http://127.0.0.1:{port}/mcp" in stderr

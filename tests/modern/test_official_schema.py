@@ -234,7 +234,7 @@ async def _in_memory() -> Wire:
     async with connect(
         server, timeout=TIMEOUT, recorder=True, initialize=False, **_client_options()
     ) as client:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.RUN):
             await exercise(client, server)
         recorder: WireRecorder = client.wire  # type: ignore[attr-defined]
     return Wire.of("memory", recorder)
@@ -242,7 +242,7 @@ async def _in_memory() -> Wire:
 
 async def _over_stdio() -> Wire:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", "examples/everything/server.py"]
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         async with spawn_stdio(command, cwd=REPO) as stream:
             recorder = WireRecorder(stream)
             async with Client(recorder, request_timeout=TIMEOUT, **_client_options()) as client:

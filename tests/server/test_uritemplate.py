@@ -10,6 +10,7 @@ import pytest
 from jsonrpc_mcp import JsonRpcError, Server
 from jsonrpc_mcp.server._uritemplate import MAX_URI, UriTemplate
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,7 @@ async def test_reading_a_huge_uri_is_answered_at_once_as_not_found() -> None:
 
     huge = "search://q?" + "&".join(f"term=x{i}" for i in range(400_000))  # ~3.9 MB
     async with connect(server) as client:
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             with pytest.raises(JsonRpcError) as raised:
                 await client.read_resource(huge)
         ok = await client.read_resource("search://q?term=fine")

@@ -160,9 +160,9 @@ def http_server(target: Path = FEATURE_SERVER) -> Iterator[str]:
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=timeouts.STEP)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=5)
+            process.wait(timeout=timeouts.STEP)
         if process.stderr is not None:
             process.stderr.close()

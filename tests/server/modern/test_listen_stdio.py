@@ -176,6 +176,6 @@ async def test_closing_stdin_ends_the_server_with_a_subscription_open() -> None:
             await wire.request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, rid=1)
             await wire.until(lambda f: f.get("method") == "notifications/subscriptions/acknowledged")
             await stream.aclose()
-            with anyio.fail_after(5):
+            with anyio.fail_after(timeouts.STEP):
                 returncode = await stream.process.wait()
     assert returncode == 0
