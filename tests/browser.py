@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import timeouts
+
 
 def chromium() -> str:
     """The browser's path, or a skip of the calling test."""
@@ -22,4 +24,4 @@ def chromium() -> str:
 def browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the browser headless with its own profile folder (``--dump-dom URL``, ``--screenshot=...``)."""
     command = [binary, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeouts.LONG_RUN, check=False)

@@ -27,6 +27,8 @@ from types import ModuleType
 
 import pytest
 
+from tests import timeouts
+
 REPO = Path(__file__).resolve().parent.parent
 PAGES = sorted((REPO / "docs" / "reference").glob("*.md"))
 DIRECTIVES = [m for page in PAGES for m in re.findall(r"^::: (\S+)$", page.read_text(encoding="utf-8"), re.M)]
@@ -186,7 +188,7 @@ def _build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeouts.LONG_RUN,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
 

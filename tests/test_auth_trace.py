@@ -22,6 +22,7 @@ import pytest
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.client.auth import HeadlessBrowser, OAuth
 from jsonrpc_mcp.transports.http import _pool
+from tests import timeouts
 
 from .authserver.server import running_auth_server
 from .authserver.support import protected_server
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.anyio
 DOC = Path(__file__).resolve().parents[1] / "docs" / "auth.md"
 _BLOCK = re.compile(r"(<!-- trace: auth-dance -->\n```text\n)(?P<body>.*?)(```)", re.S)
 REDIRECT = "http://127.0.0.1:33418/callback"
-STEP = 30.0
+STEP = timeouts.STARTUP
 # what a value stands for, by the name it travels under
 _PLACEHOLDERS = {
     "client_id": "<registered client id>",

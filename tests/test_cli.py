@@ -12,11 +12,12 @@ import orjson
 import pytest
 
 from jsonrpc_mcp import Client
+from tests import timeouts
 
 REPO = Path(__file__).resolve().parent.parent
 SERVERS = REPO / "tests" / "server" / "servers"
 ECHO = SERVERS / "echo_server.py"
-TIMEOUT = 20
+TIMEOUT = timeouts.STARTUP
 
 pytestmark = pytest.mark.anyio
 

@@ -21,13 +21,14 @@ import anyio
 import pytest
 
 from jsonrpc_mcp.client import Client
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[1]
 LEARN = REPO / "docs" / "learn.md"
 MEMORY = REPO / "examples" / "memory" / "server.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 _BLOCK = re.compile(r"(<!-- trace: (?P<name>[a-z-]+) -->\n```text\n)(?P<body>.*?)(```)", re.S)
 _LONG = 90
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")

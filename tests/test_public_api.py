@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 import jsonrpc_mcp
+from tests import timeouts
 
 
 @pytest.mark.parametrize("name", jsonrpc_mcp.__all__)
@@ -181,7 +182,7 @@ async def test_a_stdio_server_starts_without_jsonschema_the_client_http_or_argpa
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE_SERVER)
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(probe)]
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         async with Client.stdio(command, request_timeout=30, stderr=subprocess.DEVNULL) as client:
             modules = await _loaded_by_server(client)
             assert "jsonrpc_mcp.server._server" in modules and "_jsonrpc_mcp_target_probe" in modules

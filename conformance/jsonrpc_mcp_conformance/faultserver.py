@@ -600,15 +600,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fault", action="append", default=[], choices=FAULTS + HTTP_FAULTS)
     parser.add_argument(
-        "--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio"
+        "--port",
+        type=int,
+        help="serve Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio (0: a free port); once it "
+        "listens, prints 'faultserver: serving at URL' on stderr",
     )
     args = parser.parse_args(argv)
     faults = set(args.fault)
     if args.port is not None:
+        import socket
+
         import uvicorn
 
         app, _ = http_app(faults & set(HTTP_FAULTS))
-        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+        with socket.create_server(("127.0.0.1", args.port)) as sock:
+            print(f"faultserver: serving at http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr)
+            sys.stderr.flush()
+            uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
         return 0
     from jsonrpc_mcp.transports.stdio import stdio_server
 

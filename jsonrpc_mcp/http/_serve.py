@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import functools
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -96,10 +97,9 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         sys.stderr.write(f"jsonrpc-mcp: {exc}\n")
         return 2
     common.update(loop=loop, http=http)
-    if options.workers > 1:
-        sock.close()  # uvicorn binds it again for its workers (SO_REUSEADDR): the check was the point
-    else:  # listening before the line below says so: a client that reads it may connect at once
-        sock.listen(common.get("backlog", 2048))
+    # listening before the line below says so: a client that reads it may connect at once (the
+    # --workers processes share this socket, so that --port 0 serves on the port announced)
+    sock.listen(common.get("backlog", 2048))
     sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
     sys.stderr.write(f"jsonrpc-mcp: event loop {loop}, HTTP parser {http}\n")
     sys.stderr.flush()
@@ -118,7 +118,16 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
                 "drain_delay": getattr(options, "drain_delay", 0.0),
             }
         )
-        uvicorn.run("jsonrpc_mcp.http._serve:worker_app", factory=True, workers=options.workers, **common)
+        from uvicorn.supervisors import Multiprocess
+
+        # what uvicorn.run(..., workers=N) does, on the socket bound above rather than a new one
+        # (older uvicorn versions take the workers' target, newer ones make their own)
+        config = uvicorn.Config(
+            "jsonrpc_mcp.http._serve:worker_app", factory=True, workers=options.workers, **common
+        )
+        takes_target = "target" in inspect.signature(Multiprocess).parameters
+        run: dict[str, Any] = {"target": uvicorn.Server(config).run} if takes_target else {}
+        Multiprocess(config, sockets=[sock], **run).run()
         return 0
     app = McpHttpApp(server, auth=settings, **_app_options(options))
     config = uvicorn.Config(app, **common)

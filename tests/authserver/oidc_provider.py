@@ -27,14 +27,15 @@ from pathlib import Path
 from typing import IO
 
 from jsonrpc_mcp_conformance import npm
+from tests import timeouts
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "oidc"
 LAUNCHER = SOURCE / "launcher.mjs"
 REPO = HERE.parents[1]
 CACHE_ENV = "OIDC_PROVIDER_CACHE"
-START_TIMEOUT = 30.0
-STOP_TIMEOUT = 10.0
+START_TIMEOUT = timeouts.STARTUP
+STOP_TIMEOUT = timeouts.STARTUP
 
 
 class Unavailable(Exception):

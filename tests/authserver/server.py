@@ -51,6 +51,8 @@ import jwt
 import orjson
 from cryptography.hazmat.primitives import serialization
 
+from tests import timeouts
+
 from ..http.issuer import SigningKey, rsa_key, serving_in_thread
 
 __all__ = [
@@ -77,7 +79,7 @@ GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 ASSERTION_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
 CODE_LIFETIME = 60
-FETCH_TIMEOUT = 5.0
+FETCH_TIMEOUT = timeouts.STEP
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 

@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from tests import timeouts
+
 from ..http.support import INITIALIZED, JSON_HEADERS, REPO, initialize, request, session_headers, stop
 
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
-START_TIMEOUT = 30.0  # a subprocess importing everything and binding its port
-TIMEOUT = 10.0  # one HTTP exchange
+START_TIMEOUT = timeouts.STARTUP  # a subprocess importing everything and binding its port
+TIMEOUT = timeouts.STEP  # one HTTP exchange
 _SERVING = re.compile(r"jsonrpc-mcp: serving .* at (\S+)$")
 
 

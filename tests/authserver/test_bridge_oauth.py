@@ -22,6 +22,8 @@ from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests import timeouts
+
 from ..proxy.support import CALL_TIMEOUT, REPO, START_TIMEOUT, environment, held_open, jsonrpc_mcp
 from ..proxy.test_bridge import _typescript_sdk
 from .oidc_provider import OidcProvider
@@ -36,7 +38,7 @@ import httpx
 
 with open({log!r}, "a", encoding="utf-8") as log:
     log.write(sys.argv[1] + "\\n")
-with httpx.Client(follow_redirects=True, timeout=10) as http:
+with httpx.Client(follow_redirects=True, timeout={timeout}) as http:
     answer = http.get(sys.argv[1])
 sys.exit(0 if answer.status_code == 200 else 1)
 """
@@ -61,7 +63,9 @@ def desktop() -> Iterator[tuple[dict[str, str], Path]]:
     with tempfile.TemporaryDirectory() as folder:
         visits = Path(folder) / "visits.txt"
         browser = Path(folder) / "browser"
-        browser.write_text(BROWSER.format(python=sys.executable, log=str(visits)), encoding="utf-8")
+        browser.write_text(
+            BROWSER.format(python=sys.executable, log=str(visits), timeout=timeouts.STEP), encoding="utf-8"
+        )
         browser.chmod(browser.stat().st_mode | stat.S_IXUSR)
         env = environment(BROWSER=str(browser), JSONRPC_MCP_TOKENS=str(Path(folder) / "tokens.json"))
         env.pop("DISPLAY", None)

@@ -14,6 +14,7 @@ import pytest
 
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.client.auth import AuthorizationError, FileTokenStorage, HeadlessBrowser, OAuth
+from tests import timeouts
 
 from ..http.issuer import ec_key
 from .oidc_provider import OidcProvider, running_oidc_provider
@@ -22,7 +23,7 @@ from .support import ProtectedServer, protected_server
 
 pytestmark = pytest.mark.anyio
 
-STEP = 30.0  # one MCP exchange, the authorization flow included
+STEP = timeouts.STARTUP  # one MCP exchange, the authorization flow included
 REDIRECT = "http://127.0.0.1:45556/callback"  # never contacted: the headless agent stops at it
 SCOPE = ("--auth-required-scope", "mcp:read")
 

@@ -16,10 +16,12 @@ import httpx
 import jwt
 import pytest
 
+from tests import timeouts
+
 from .oidc_provider import OidcProvider
 from .support import ProtectedServer, protected_server, tools_list
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 REDIRECT = "http://127.0.0.1:45555/callback"  # never contacted: the user agent stops at it
 MAX_HOPS = 10
 

@@ -18,11 +18,13 @@ import jwt
 import orjson
 import pytest
 
+from tests import timeouts
+
 from ..http.issuer import ec_key, serving_in_thread
 from .server import JWT_BEARER, OAUTH_METADATA, OPENID_APPENDED, AuthServer, running_auth_server
 from .support import ProtectedServer, protected_server, tools_list
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 REDIRECT = "http://127.0.0.1:33333/callback"
 RESOURCE = "http://127.0.0.1:9/mcp"
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests import timeouts
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 if str(BENCH) not in sys.path:
@@ -209,14 +211,14 @@ async def test_serve_http_logs_the_stack_it_picked_at_startup() -> None:
     try:
         assert process.stderr is not None
         seen = b""
-        with anyio.fail_after(30):
+        with anyio.fail_after(timeouts.STARTUP):
             while b"HTTP parser" not in seen or not seen.endswith(b"\n"):
                 seen += await process.stderr.receive()
         line = next(x for x in seen.decode().splitlines() if "event loop" in x)
         assert line == f"jsonrpc-mcp: event loop {wanted[0]}, HTTP parser {wanted[1]}"
     finally:
         process.terminate()
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             await process.wait()
         await process.aclose()
 
@@ -225,7 +227,7 @@ async def test_serve_http_logs_the_stack_it_picked_at_startup() -> None:
 async def test_serve_http_refuses_an_unknown_stack_from_the_environment() -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", "bench/servers/echo.py", "--http", "--port", "0"]
     env = {**os.environ, PARSER_ENV: "picohttp"}
-    with anyio.fail_after(30):
+    with anyio.fail_after(timeouts.STARTUP):
         done = await anyio.run_process(command, cwd=REPO, env=env, check=False)
     assert done.returncode == 2
     assert "JSONRPC_MCP_HTTP_PARSER must be auto, h11 or httptools, not 'picohttp'" in done.stderr.decode()

@@ -10,6 +10,8 @@ import anyio
 import orjson
 import pytest
 
+from tests import timeouts
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 if str(BENCH) not in sys.path:
@@ -52,7 +54,7 @@ async def _one_short_round(report: Path, *options: str) -> str:
         *options,
         f"--json={report}",
     ]
-    with anyio.fail_after(120):
+    with anyio.fail_after(timeouts.LONG_RUN):
         result = await anyio.run_process(command, cwd=REPO, check=False)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     return result.stdout.decode()
@@ -134,7 +136,7 @@ async def test_the_http_listing_follows_next_cursor_to_the_end(tmp_path: Path) -
     server_file = tmp_path / "paged.py"
     server_file.write_text(PAGED_SERVER)
     argv = (sys.executable, "-m", "jsonrpc_mcp", "serve", str(server_file), "--http", "--port", "{port}")
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         found = await anyio.to_thread.run_sync(
             lambda: extras.bench_tools_list_http(argv, calls=3, warmup=1, cwd=REPO, env=dict(os.environ))
         )
@@ -169,7 +171,7 @@ async def test_a_listing_page_is_found_in_json_or_an_event_stream_and_checked() 
 
 async def test_an_http_listing_of_a_server_that_cannot_start_is_unavailable() -> None:
     broken = (sys.executable, "-c", "import sys; sys.exit(3)")
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         found = await anyio.to_thread.run_sync(
             lambda: extras.bench_tools_list_http(broken, calls=3, warmup=1, cwd=REPO, env=dict(os.environ))
         )
@@ -179,7 +181,7 @@ async def test_an_http_listing_of_a_server_that_cannot_start_is_unavailable() ->
 
 async def test_http_sessions_opened_and_closed_leave_rss_measured() -> None:
     env = {**os.environ, "MCPBENCH_TOOLS": "0"}
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         found = await anyio.to_thread.run_sync(
             lambda: extras.memory_http_sessions(OURS_HTTP, (20, 60), cwd=REPO, env=env)
         )
@@ -190,7 +192,7 @@ async def test_http_sessions_opened_and_closed_leave_rss_measured() -> None:
 
 async def test_the_floor_server_starts_and_echoes() -> None:
     floor = (sys.executable, "bench/servers/floor_anyio.py")
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         found = await anyio.to_thread.run_sync(lambda: extras.cold_starts({"floor": floor}, 1, cwd=REPO))
     assert found.status == "ok", found.reason  # cold_starts also makes one echo call and checks it
     assert len(found.runs_ms["floor"]) == 1 and found.runs_ms["floor"][0] > 0
@@ -198,6 +200,6 @@ async def test_the_floor_server_starts_and_echoes() -> None:
 
 async def test_a_server_that_cannot_start_fails_the_cold_starts() -> None:
     broken = (sys.executable, "-c", "import sys; sys.exit(3)")
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         found = await anyio.to_thread.run_sync(lambda: extras.cold_starts({"broken": broken}, 2, cwd=REPO))
     assert found.status == "unavailable" and found.reason is not None and found.reason.startswith("broken")

@@ -23,12 +23,15 @@ import httpx
 import orjson
 import pytest
 
+from tests import timeouts
+from tests.announced import TRACE_LINE, Output
+
 from ..http.issuer import Issuer, rsa_key, running_issuer
-from ..http.support import Spawned, _wait_for_port, free_port, spawned, stop
+from ..http.support import Spawned, spawned, stop
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
-TIMEOUT = 60  # one whole command: spawning, the authorization flow, the calls
+TIMEOUT = timeouts.RUN  # one whole command: spawning, the authorization flow, the calls
 SCOPE = "mcp:use"
 KEY = rsa_key("cli-auth-key")
 
@@ -225,7 +228,7 @@ def test_without_a_browser_the_authorization_url_is_shown_and_the_redirect_taken
             "error_description": "denied by the test",
             "state": query["state"],
         }
-        page = httpx.get(query["redirect_uri"] + "?" + urlencode(denial), timeout=10)
+        page = httpx.get(query["redirect_uri"] + "?" + urlencode(denial), timeout=timeouts.STEP)
         assert page.status_code == 200
         _, stderr = process.communicate(timeout=TIMEOUT)
     finally:
@@ -350,20 +353,21 @@ def test_config_mistakes_are_usage_errors(config: Path, url: str) -> None:
 def test_the_trace_proxy_authorizes_itself_upstream(
     issuer: Issuer, url: str, secret_file: Path, tmp_path: Path
 ) -> None:
-    port = free_port()
     out = tmp_path / "trace.txt"
     command = [sys.executable, "-m", "jsonrpc_mcp", "trace", "--http", "--upstream", url]
-    command += ["--port", str(port), "--out", str(out), *_oauth(issuer, secret_file, tmp_path / "t.json")]
+    command += ["--port", "0", "--out", str(out), *_oauth(issuer, secret_file, tmp_path / "t.json")]
     before = issuer.token_requests
     process = subprocess.Popen(
         command, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    output = Output(process.stderr)
     try:
-        _wait_for_port(port, process)
+        proxy = output.wait_for(TRACE_LINE, process).group("url").decode()
         assert issuer.token_requests == before + 1  # authorized before the first client came
-        done = _cli("call", f"http://127.0.0.1:{port}/mcp", *GREET)  # a client with no credentials
+        done = _cli("call", f"{proxy}/mcp", *GREET)  # a client with no credentials
     finally:
         stop(process)
+        output.close()
     _greeted(done)
     text = out.read_text()
     assert "tools/call" in text and "401 Unauthorized" not in text
@@ -375,7 +379,7 @@ def test_the_trace_proxy_that_cannot_get_authorized_says_so_and_exits_1(
 ) -> None:
     wrong = tmp_path / "wrong-secret"
     wrong.write_text("wrong", encoding="utf-8")
-    options = ["--port", str(free_port()), *_oauth(issuer, wrong, tmp_path / "t.json")]
+    options = ["--port", "0", *_oauth(issuer, wrong, tmp_path / "t.json")]
     done = _cli("trace", "--http", "--upstream", url, *options)
     line = _one_line(done, "jsonrpc-mcp trace: ")
     assert (

@@ -15,12 +15,14 @@ from typing import Any
 import orjson
 import pytest
 
+from tests import timeouts
+
 from ..http.support import free_port, spawned
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
 PAGED = Path(__file__).resolve().parent / "servers" / "paged.py"
-TIMEOUT = 60  # the whole command: spawning a server, connecting, listing
+TIMEOUT = timeouts.RUN  # the whole command: spawning a server, connecting, listing
 
 
 def _inspect(*args: str) -> subprocess.CompletedProcess[str]:

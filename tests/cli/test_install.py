@@ -14,11 +14,12 @@ import pytest
 
 from jsonrpc_mcp import Client
 from jsonrpc_mcp._install import claude_desktop_config
+from tests import timeouts
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
 ENVTOOL = SERVERS / "envtool.py"
-TIMEOUT = 60
+TIMEOUT = timeouts.RUN
 
 pytestmark = pytest.mark.anyio
 

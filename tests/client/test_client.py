@@ -16,6 +16,7 @@ from jsonrpc_mcp import Client, Context, NoCommonVersion, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError, RequestTimeout
 from jsonrpc_mcp.testing import connect
 from jsonrpc_mcp.transports.memory import MemoryStream, memory_pair
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -143,7 +144,7 @@ async def test_on_notification_sees_server_notifications() -> None:
 
     async with connect(server, on_notification=on_notification):
         server.add_tool("late", lambda: "x")
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             await got.wait()
     assert seen == [("notifications/tools/list_changed", None)]
 
@@ -256,7 +257,7 @@ async def test_a_request_without_an_answer_times_out_and_is_cancelled() -> None:
     async with fake_server(respond) as (stream, received), Client(stream, request_timeout=5) as client:
         with pytest.raises(RequestTimeout):
             await client.request("tools/list", timeout=0.05)
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             await cancelled.wait()
     assert received[1]["params"]["requestId"] == received[0]["id"]
 
@@ -296,11 +297,13 @@ HELPER_SERVER = Path(__file__).resolve().parent.parent / "helpers" / "mcp_stdio_
 
 async def test_a_deadline_expiring_inside_client_stdio_exits_cleanly_and_stops_the_server() -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(HELPER_SERVER)]
-    with anyio.fail_after(20):
-        with anyio.move_on_after(1.0) as deadline:
+    with anyio.fail_after(timeouts.STARTUP):
+        with anyio.CancelScope() as deadline:
             async with Client.stdio(command) as client:
                 process = client.endpoint._stream.process  # type: ignore[union-attr]
                 await client.ping()
+                # the deadline is set once the server answers (however long starting it took)
+                deadline.deadline = anyio.current_time() + 0.2
                 await anyio.sleep_forever()
     assert deadline.cancelled_caught
     assert process.returncode is not None

@@ -15,6 +15,7 @@ from jsonrpc_mcp import Client, NoCommonVersion, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..modern.support import (
     CLIENT_CAPABILITIES,
@@ -34,7 +35,7 @@ from ..modern.support import (
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 HANDSHAKE_ONLY = Path(__file__).resolve().parents[1] / "modern" / "servers" / "handshake_only.py"
 
 
@@ -233,7 +234,7 @@ async def test_auto_mode_fallback_asks_initialize_for_the_configured_revision() 
 
 async def test_auto_mode_over_stdio_reaches_the_modern_era(repo_root: Path) -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", "examples/everything/server.py"]
-    with anyio.fail_after(30):
+    with anyio.fail_after(timeouts.STARTUP):
         async with Client.stdio(command, cwd=repo_root, mode="auto", request_timeout=TIMEOUT) as client:
             assert client.protocol_version == MODERN
             called = await client.call_tool("test_simple_text")
@@ -243,7 +244,7 @@ async def test_auto_mode_over_stdio_reaches_the_modern_era(repo_root: Path) -> N
 
 async def test_auto_mode_over_stdio_falls_back_on_a_handshake_only_server(repo_root: Path) -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(HANDSHAKE_ONLY)]
-    with anyio.fail_after(30):
+    with anyio.fail_after(timeouts.STARTUP):
         async with Client.stdio(command, cwd=repo_root, mode="auto", request_timeout=TIMEOUT) as client:
             assert client.protocol_version == "2025-11-25"
             called = await client.call_tool("echo", {"text": "old"})

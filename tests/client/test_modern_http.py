@@ -16,6 +16,7 @@ from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError, RequestTimeout
 from jsonrpc_mcp.transports.http import HttpClientStream
 from jsonrpc_mcp.transports.http._mcp_headers import encode_header_value, header_parameters, modern_headers
+from tests import timeouts
 from tests.interop.servers.sdk_http_serving import ThreadedServer
 from tests.transports.test_http_client import Reply, Script, Seen
 
@@ -23,7 +24,7 @@ from ..modern.support import MODERN, PROTOCOL_VERSION, discover_result, initiali
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 WEATHER = {
     "name": "weather",
     "inputSchema": {

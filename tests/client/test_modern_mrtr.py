@@ -11,6 +11,7 @@ from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.client import InputRequiredError
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..modern.support import (
     MODERN,
@@ -25,7 +26,7 @@ from ..modern.support import (
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 ELICIT = {
     "method": "elicitation/create",
     "params": {"message": "Who?", "requestedSchema": {"type": "object"}},

@@ -19,13 +19,14 @@ import pytest
 from jsonrpc_mcp import Client, Server
 from jsonrpc_mcp.client import RejectedToolError
 from jsonrpc_mcp.testing import connect as connect_in_memory
+from tests import timeouts
 from tests.interop.servers.sdk_http_serving import ThreadedServer
 
 from ..modern.support import MODERN
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 
 
 @pytest.fixture

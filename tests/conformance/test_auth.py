@@ -18,6 +18,7 @@ from jsonrpc_mcp.http import AccessToken, AuthSettings, McpHttpApp, StaticTokenV
 from jsonrpc_mcp_conformance import HttpTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_USAGE, main, target_from_config
 from jsonrpc_mcp_conformance.httptarget import parse_bearer_challenge
+from tests import timeouts
 
 from ..http.support import REPO, serving
 
@@ -84,7 +85,7 @@ async def test_a_protected_server_passes_every_auth_requirement(protected: str) 
         wrong_audience_token="other-aud",
         insufficient_scope_token="narrow",
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(target, timeout=5, spec=SPEC)
     failed = {
         (v.id, v.revision, v.problems[0] if v.problems else "")
@@ -97,7 +98,7 @@ async def test_a_protected_server_passes_every_auth_requirement(protected: str) 
 
 async def test_a_server_accepting_any_token_fails_exactly_the_invalid_token_requirement() -> None:
     async with _protected(AnyToken()) as url:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.LONG_RUN):
             run = await check(
                 HttpTarget(url, timeout=5, auth_token="good"), timeout=5, only=["auth:*"], spec=SPEC
             )
@@ -115,7 +116,7 @@ async def test_a_server_accepting_any_token_fails_exactly_the_invalid_token_requ
 async def test_without_a_token_the_auth_requirements_skip_as_not_declared_protected() -> None:
     app = McpHttpApp(load_target(str(EVERYTHING)))
     async with serving(app) as base:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.LONG_RUN):
             run = await check(HttpTarget(f"{base}/mcp", timeout=5), timeout=5, only=["auth:*"], spec=SPEC)
     assert {v.status for v in run.verdicts} == {"skip"}
     assert {(v.id, v.revision) for v in run.verdicts} == _every(AUTH_IDS)

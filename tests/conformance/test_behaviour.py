@@ -26,6 +26,7 @@ from jsonrpc_mcp_conformance.runner import (
     base_variables,
     judge_invariant,
 )
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +50,7 @@ def _expected(transport: str, revisions: list[str]) -> set[tuple[str, str]]:
 
 async def test_everything_in_process_passes_every_behaviour_fixture_without_skipping() -> None:
     server = load_target(f"{EVERYTHING}:create_server")
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(InProcessTarget.from_server(server), only=["behaviour:*"], spec=SPEC)
     revisions = [r.revision for r in run.revisions if r.supported]
     assert len(revisions) == 5
@@ -69,7 +70,7 @@ async def test_everything_over_stdio_passes_every_behaviour_fixture() -> None:
         str(ROOT / "examples" / "everything" / "server.py"),
     ]
     revisions = ["2024-11-05", "2025-11-25", MODERN]
-    with anyio.fail_after(120):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(StdioTarget(command), revisions=revisions, only=["behaviour:*"], spec=SPEC)
     passed = {(v.id, v.revision) for v in run.verdicts if v.status == "pass"}
     assert passed == _expected("stdio", revisions), [(v.key, v.problems) for v in run.failures()]

@@ -19,6 +19,7 @@ from jsonrpc_mcp_conformance import HttpTarget, StdioTarget, check, load_spec
 from jsonrpc_mcp_conformance._channel import _OMIT
 from jsonrpc_mcp_conformance.cli import main
 from jsonrpc_mcp_conformance.match import _short
+from tests import timeouts
 
 from ..http.support import REPO, serving
 
@@ -87,7 +88,7 @@ async def not_mcp(scope: Scope, receive: Receive, send: Send) -> None:
 async def test_a_non_mcp_http_answer_is_shown_as_what_it_was() -> None:
     mcp_app = McpHttpApp(load_target(str(EVERYTHING)))
     async with serving(not_mcp, mcp_app=mcp_app, lifespan="off") as base:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.LONG_RUN):
             run = await check(
                 HttpTarget(f"{base}/mcp", timeout=2), revisions=[REVISION], only=[PING], spec=SPEC
             )
@@ -99,7 +100,7 @@ async def test_a_non_mcp_http_answer_is_shown_as_what_it_was() -> None:
 
 async def test_a_crash_in_the_api_is_explained_too() -> None:
     target = StdioTarget([sys.executable, str(PICKY), "--crash"])
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(target, revisions=[REVISION], only=[PING], spec=SPEC)
     (verdict,) = run.verdicts
     assert "exited with status 3" in verdict.problems[0]
@@ -121,7 +122,7 @@ def test_a_failure_shows_the_frames_sent_and_received(tmp_path: Path) -> None:
 async def test_an_http_failure_shows_the_request_line_headers_and_the_answer() -> None:
     mcp_app = McpHttpApp(load_target(str(EVERYTHING)))
     async with serving(not_mcp, mcp_app=mcp_app, lifespan="off") as base:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.LONG_RUN):
             run = await check(
                 HttpTarget(f"{base}/mcp", timeout=2, auth_token="s3cret"),
                 revisions=[REVISION],

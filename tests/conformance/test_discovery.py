@@ -12,6 +12,7 @@ from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance._channel import Abort
 from jsonrpc_mcp_conformance._steps import _capture
+from tests import timeouts
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = load_spec()
@@ -25,7 +26,7 @@ async def _run(page_size: int | None) -> Run:
     server = load_target(str(ROOT / "examples" / "everything" / "server.py:create_server"))
     if page_size is not None:
         server.page_size = page_size
-    with anyio.fail_after(120):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(InProcessTarget.from_server(server), only=DISCOVERING, spec=SPEC)
 
 
@@ -48,7 +49,7 @@ async def test_a_small_page_size_finds_the_same_tools() -> None:
 async def test_the_bounds_fixtures_find_a_tool_on_a_later_page() -> None:
     server = load_target(str(ROOT / "examples" / "memory" / "server.py"))
     server.page_size = 1  # recall, the read-only tool with a bounded limit, is on page 2
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(InProcessTarget.from_server(server), only=["features:tools:bounds-m*"], spec=SPEC)
     assert [v.key for v in run.failures()] == []
     assert sum(v.status == "pass" for v in run.verdicts) == 8  # maximum, minimum in 4 revisions

@@ -12,6 +12,7 @@ import pytest
 
 from jsonrpc_mcp_conformance import HttpTarget, InProcessTarget, Run, StdioTarget, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import MODERN, create_server, http_app, serve_with_faults
+from tests import timeouts
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 SPEC = load_spec()
@@ -173,7 +174,7 @@ ROOT = str(Path(__file__).resolve().parents[2])
 @pytest.mark.anyio
 async def test_junk_on_stdout_fails_only_the_stdout_requirement() -> None:
     target = StdioTarget([*FAULT_SERVER, "--fault", "junk-stdout"], cwd=ROOT)
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(
             target, revisions=["2025-11-25"], only=["stdio:*", "jsonrpc:id:*"], timeout=2, spec=SPEC
         )
@@ -183,7 +184,7 @@ async def test_junk_on_stdout_fails_only_the_stdout_requirement() -> None:
 @pytest.mark.anyio
 async def test_never_exiting_on_eof_fails_only_the_shutdown_requirement() -> None:
     target = StdioTarget([*FAULT_SERVER, "--fault", "never-exits"], cwd=ROOT)
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(target, revisions=["2025-11-25"], only=["stdio:*"], timeout=2, spec=SPEC)
     assert _failed(run) == {"stdio:shutdown:exit-on-eof"}
 
@@ -197,7 +198,7 @@ async def _run_http(faults: list[str]) -> Run:
 
     app, mcp_app = http_app(faults)
     async with serving(app, mcp_app=mcp_app) as base:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.LONG_RUN):
             return await check(
                 HttpTarget(f"{base}/mcp", timeout=5),
                 revisions=HTTP_REVISIONS,

@@ -11,6 +11,7 @@ import pytest
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import FIXED_VERSION, create_server, serve_with_faults
+from tests import timeouts
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 SPEC = load_spec()
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 async def _run(faults: list[str]) -> Run:
     """A run with the default revisions (none named: a revision the server does not speak is left out)."""
     target = InProcessTarget(functools.partial(serve_with_faults, create_server(), faults=faults))
-    with anyio.fail_after(90):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(target, timeout=2, spec=SPEC)
 
 
@@ -62,7 +63,7 @@ async def test_a_server_that_never_validates_fails_exactly_the_schema_bounds_req
 @pytest.mark.anyio
 async def test_the_memory_example_passes_the_bounds_of_recall() -> None:
     server = load_target(str(ROOT / "examples" / "memory" / "server.py"))
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(InProcessTarget.from_server(server), only=BOUNDS, spec=SPEC)
     assert [v.key for v in run.failures()] == []
     passed = {v.id for v in run.verdicts if v.status == "pass"}

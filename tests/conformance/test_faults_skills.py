@@ -12,6 +12,7 @@ from jsonrpc_mcp import Server
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import create_server, serve_with_faults
 from jsonrpc_mcp_conformance.match import match
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +23,7 @@ SKILLS = {f.id for f in SPEC.fixtures if f.area == "skills"}
 
 async def _run(faults: list[str]) -> Run:
     target = InProcessTarget(functools.partial(serve_with_faults, create_server(), faults=faults))
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(target, revisions=REVISIONS, timeout=2, spec=SPEC, only=["skills:*"])
 
 
@@ -59,7 +60,7 @@ async def test_each_skills_fault_fails_exactly_its_requirement(fault: str, fails
 async def test_a_server_without_the_extension_skips_the_skills_requirements_saying_why() -> None:
     server = Server("no-skills")
     server.add_resource("demo://x", lambda: "x")
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(InProcessTarget.from_server(server), revisions=["2026-07-28"], only=["skills:*"])
     assert {v.status for v in run.verdicts} == {"skip"}
     assert all("io.modelcontextprotocol/skills" in v.note for v in run.verdicts)

@@ -10,6 +10,7 @@ import pytest
 
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import MODERN, create_server, serve_with_faults
+from tests import timeouts
 
 SPEC = load_spec()
 TASKS = sorted(f.id for f in SPEC.fixtures if f.id.startswith("tasks:"))
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 async def _run(faults: list[str]) -> Run:
     target = InProcessTarget(functools.partial(serve_with_faults, create_server(), faults=faults))
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(target, revisions=[MODERN], timeout=2, only=["tasks:*"], spec=SPEC)
 
 

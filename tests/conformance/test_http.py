@@ -19,6 +19,7 @@ from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp_conformance import Fixture, HttpTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_USAGE, main
 from jsonrpc_mcp_conformance.fixtures import TRANSPORT_REVISIONS, expand_revisions
+from tests import timeouts
 
 from ..http.support import REPO, serving, spawned
 
@@ -85,7 +86,7 @@ def _answers_200_for(status: int) -> Callable[[App], App]:
 async def _run_wrapped(wrap: Callable[[App], App]) -> Run:
     mcp_app = McpHttpApp(load_target(str(EVERYTHING)))
     async with serving(wrap(mcp_app), mcp_app=mcp_app) as base:
-        with anyio.fail_after(30):
+        with anyio.fail_after(timeouts.LONG_RUN):
             return await check(HttpTarget(f"{base}/mcp", timeout=5), timeout=5, spec=SPEC)
 
 
@@ -95,7 +96,7 @@ async def test_example_served_over_http_passes_every_applicable_requirement(
 ) -> None:
     options = ["--data-dir", str(tmp_path)] if example == MEMORY else []
     with spawned(example, *options) as server:
-        with anyio.fail_after(30):
+        with anyio.fail_after(timeouts.LONG_RUN):
             run = await check(HttpTarget(f"{server.url}/mcp", timeout=5), timeout=5, spec=SPEC)
     assert _failed(run) == set()
     assert {r.revision for r in run.revisions if r.supported} == set(HTTP_REVISIONS)

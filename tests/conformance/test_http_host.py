@@ -13,6 +13,7 @@ from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp_conformance import HttpTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.fixtures import TRANSPORT_REVISIONS
+from tests import timeouts
 
 from ..http.support import REPO, serving
 
@@ -44,7 +45,7 @@ def _hides_host(app: App) -> App:
 async def _run(wrap: Callable[[App], App]) -> Run:
     mcp_app = McpHttpApp(load_target(str(EVERYTHING)))
     async with serving(wrap(mcp_app), mcp_app=mcp_app) as base:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.LONG_RUN):
             return await check(HttpTarget(f"{base}/mcp", timeout=5), timeout=5, spec=SPEC, only=["http:*"])
 
 

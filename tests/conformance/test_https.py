@@ -16,6 +16,7 @@ from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp_conformance import HttpTarget, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
+from tests import timeouts
 
 from ..http.support import REPO, serving, spawned
 
@@ -57,7 +58,7 @@ async def test_https_with_the_ca_file_insecure_or_neither(certificate: tuple[Pat
     async with serving(app, ssl_certfile=str(cert), ssl_keyfile=str(key)) as base:
         port = base.rsplit(":", 1)[1]
         by_name, by_address = f"https://localhost:{port}/mcp", f"https://127.0.0.1:{port}/mcp"
-        with anyio.fail_after(120):
+        with anyio.fail_after(timeouts.LONG_RUN):
             trusted = await anyio.to_thread.run_sync(conformance, "http", by_name, "--ca-file", str(cert))
             untrusted = await anyio.to_thread.run_sync(conformance, "http", by_name)
             wrong_name = await anyio.to_thread.run_sync(
@@ -89,7 +90,7 @@ async def test_the_server_name_is_sent_with_sni(certificate: tuple[Path, Path]) 
     target = HttpTarget(f"https://localhost:{port}/mcp", ca_file=str(cert))
     async with anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, handle)
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             stream = await target.open_stream(target.endpoint())
             await stream.aclose()
         tg.cancel_scope.cancel()

@@ -24,13 +24,14 @@ from jsonrpc_mcp import Context, Server, ToolError
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.revisions import LATEST_HANDSHAKE
 from jsonrpc_mcp_conformance.official import client as driver
+from tests import timeouts
 
 from ..http.support import serving
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
-RUN_TIMEOUT = 60.0  # the driver subprocess: importing, connecting, a few requests
+RUN_TIMEOUT = timeouts.RUN  # the driver subprocess: importing, connecting, a few requests
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import pytest
 from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, main
 from jsonrpc_mcp_conformance.runner import sent_request_ids
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +34,7 @@ def quirky(*options: str) -> StdioTarget:
 
 
 async def run(target: StdioTarget, only: list[str], timeout: float = 5.0, explicit: bool = True) -> Run:
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(
             target, revisions=[REVISION] if explicit else None, only=only, timeout=timeout, spec=SPEC
         )

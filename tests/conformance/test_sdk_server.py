@@ -21,6 +21,7 @@ import anyio
 import pytest
 
 from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
+from tests import timeouts
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "conformance" / "servers" / "sdk_server.py"
@@ -65,7 +66,7 @@ def anyio_backend() -> str:
 async def sdk_run() -> Run:
     target = StdioTarget([sys.executable, str(SERVER)], cwd=str(ROOT))
     schema_dir = SCHEMA_DIR if SCHEMA_DIR.is_dir() else None
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(
             target, revisions=[REVISION], skip=UNANSWERED, timeout=5, schema_dir=schema_dir, spec=load_spec()
         )

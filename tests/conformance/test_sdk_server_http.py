@@ -21,6 +21,7 @@ import pytest
 from anyio.abc import Process
 
 from jsonrpc_mcp_conformance import HttpTarget, Run, check, load_spec
+from tests import timeouts
 
 from .test_sdk_server import DOCUMENTED_FAILURES as STDIO_DOCUMENTED
 
@@ -28,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "conformance" / "servers" / "sdk_server.py"
 SCHEMA_DIR = ROOT.parent / "shared" / "spec" / "schema"
 DOC = ROOT / "docs" / "conformance-sdk-divergences.md"
-START_TIMEOUT = 20.0  # the SDK imports pydantic, starlette and uvicorn before it listens
-RUN_TIMEOUT = 60.0
+START_TIMEOUT = timeouts.STARTUP  # the SDK imports pydantic, starlette and uvicorn before it listens
+RUN_TIMEOUT = timeouts.RUN
 
 # the stdio test's set, which the SDK fails over HTTP too
 STDIO_FAILURES = frozenset(STDIO_DOCUMENTED)
@@ -87,7 +88,7 @@ async def sdk_url() -> AsyncIterator[str]:
         yield line.decode().strip()
     finally:
         process.terminate()
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             await process.wait()
         await process.aclose()
 

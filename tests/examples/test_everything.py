@@ -12,7 +12,6 @@ import base64
 import contextlib
 import io
 import json
-import socket
 import subprocess
 import sys
 import wave
@@ -23,12 +22,14 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import Process
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
+from tests.announced import SERVE_LINE, Output
+from tests.http.support import stop
 
 from .support import load_module
 
@@ -38,8 +39,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATH = REPO_ROOT / "examples" / "everything" / "server.py"
 README_PATH = REPO_ROOT / "examples" / "everything" / "README.md"
 SCHEMAS = REPO_ROOT.parent / "shared" / "spec" / "schema"
-TIMEOUT = 10.0
-PROCESS_TIMEOUT = 30.0
+TIMEOUT = timeouts.STEP
+PROCESS_TIMEOUT = timeouts.STARTUP
 
 everything: Any = load_module(SERVER_PATH, "_everything_server_under_test")
 
@@ -706,51 +707,25 @@ async def test_serves_the_fixtures_over_stdio() -> None:
     assert [params["message"] for params in recorder.elicitations] == ["over stdio"]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def _wait_for_port(port: int, process: Process) -> None:
-    """Until the server accepts connections (the caller bounds the wait)."""
-    while True:
-        assert process.returncode is None, "the server exited before listening"
-        try:
-            stream = await anyio.connect_tcp("127.0.0.1", port)
-        except OSError:
-            await anyio.sleep(0.05)  # polling a port not open yet: there is no event to wait on
-            continue
-        await stream.aclose()
-        return
-
-
 @contextlib.asynccontextmanager
 async def served_over_http() -> AsyncIterator[str]:
-    """``jsonrpc-mcp serve examples/everything/server.py --http --port N``; yields the MCP URL."""
-    port = _free_port()
-    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(SERVER_PATH), "--http", "--port", str(port)]
-    with anyio.fail_after(PROCESS_TIMEOUT):
-        process = await anyio.open_process(
-            command,
-            cwd=REPO_ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+    """``jsonrpc-mcp serve examples/everything/server.py --http --port 0``; yields the MCP URL it
+    announces once it listens."""
+    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(SERVER_PATH), "--http", "--port", "0"]
+
+    def start() -> subprocess.Popen[bytes]:
+        null, pipe = subprocess.DEVNULL, subprocess.PIPE
+        return subprocess.Popen(command, cwd=REPO_ROOT, stdin=null, stdout=null, stderr=pipe)
+
+    process = await anyio.to_thread.run_sync(start)
+    output = Output(process.stderr)
     try:
-        with anyio.fail_after(PROCESS_TIMEOUT):
-            await _wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
+        found = await anyio.to_thread.run_sync(output.wait_for, SERVE_LINE, process, PROCESS_TIMEOUT)
+        yield found.group("url").decode()
     finally:
         with anyio.CancelScope(shield=True):
-            process.terminate()
-            with anyio.move_on_after(PROCESS_TIMEOUT) as waited:
-                await process.wait()
-            if waited.cancelled_caught:
-                process.kill()
-                await process.wait()
-            await process.aclose()
+            await anyio.to_thread.run_sync(stop, process)
+            output.close()
 
 
 async def test_serves_the_fixtures_over_http_with_requests_to_the_client_on_the_post_stream() -> None:

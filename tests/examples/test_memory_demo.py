@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests import timeouts
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_PATH = REPO_ROOT / "examples" / "memory" / "demo.py"
-TIMEOUT = 60.0
+TIMEOUT = timeouts.RUN
 
 
 def _run_demo(*args: str) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests import timeouts
+
 from .support import FakeClock, load_module
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -370,7 +372,7 @@ def test_concurrent_remember_from_threads(store: Any) -> None:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=timeouts.RUN)
 
     assert errors == []
     all_ids = [i for ids in results for i in ids]

@@ -15,6 +15,7 @@ import pytest
 from jsonrpc_mcp import Client, Extension, JsonRpcError, Server
 from jsonrpc_mcp.server._extensions import check_extension_id
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..http.support import serving
 from . import ext_server
@@ -23,7 +24,7 @@ from .ext_server import EXT, STAMP
 pytestmark = pytest.mark.anyio
 
 SERVER_FILE = Path(ext_server.__file__).resolve()
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 MODES = ["legacy", "2026-07-28"]
 
 

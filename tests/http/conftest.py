@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from tests import timeouts
+
 from .servers.toolbox import Controls
 
 
@@ -27,5 +29,5 @@ def controls() -> Controls:
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     """A raw HTTP client (no MCP logic at all)."""
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as client:
         yield client

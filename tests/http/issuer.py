@@ -28,7 +28,9 @@ import orjson
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-START_TIMEOUT = 10.0
+from tests import timeouts
+
+START_TIMEOUT = timeouts.STARTUP
 
 
 @dataclass

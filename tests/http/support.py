@@ -16,12 +16,10 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 import httpx
@@ -30,6 +28,8 @@ import uvicorn
 
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.transports.sse import SseEvent, SseParser
+from tests import timeouts
+from tests.announced import SERVE_LINE, Output, base_url
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -39,9 +39,9 @@ LATEST = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
 JSON_HEADERS = {"content-type": "application/json", "accept": ACCEPT_BOTH}
 
-START_TIMEOUT = 20.0  # a subprocess server importing everything and binding its port
-STOP_TIMEOUT = 10.0
-TIMEOUT = 10.0  # one exchange
+START_TIMEOUT = timeouts.STARTUP  # a subprocess server importing everything and binding its port
+STOP_TIMEOUT = timeouts.STARTUP
+TIMEOUT = timeouts.STEP  # one exchange
 
 
 # -- running servers ------------------------------------------------------------------------------
@@ -88,23 +88,11 @@ async def serving(
 
 
 def free_port() -> int:
+    """A port nothing listens on, for a test of an unreachable address. Never to start a server on:
+    a subprocess server binds port 0 itself and says which port it got (tests/announced.py)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"nothing listens on port {port} after {START_TIMEOUT} s") from None
-            time.sleep(0.05)  # polling a port the child binds: there is no event to wait on
 
 
 @dataclass
@@ -113,21 +101,20 @@ class Spawned:
 
     url: str
     process: subprocess.Popen[bytes]
-    _log: IO[bytes]
+    _output: Output
 
     def stderr(self) -> bytes:
-        self._log.seek(0)
-        return self._log.read()
+        return self._output.text()
 
 
 @contextlib.contextmanager
 def spawned(target: Path | str, *options: str, before_target: Sequence[str] = ()) -> Iterator[Spawned]:
-    """Run ``jsonrpc-mcp serve [before_target] TARGET --http --port N [options]``.
+    """Run ``jsonrpc-mcp serve [before_target] TARGET --http --port 0 [options]``: the server binds a
+    free port itself and says which (yields once it listens).
 
-    stderr goes to a file (a pipe nobody reads could fill up and stall the server). On the way
-    out: SIGINT, bounded wait, then SIGKILL.
+    stderr is read by a thread as it comes (a pipe nobody reads could fill up and stall the server).
+    On the way out: SIGINT, bounded wait, then SIGKILL.
     """
-    port = free_port()
     command = [
         sys.executable,
         "-m",
@@ -137,16 +124,17 @@ def spawned(target: Path | str, *options: str, before_target: Sequence[str] = ()
         str(target),
         "--http",
         "--port",
-        str(port),
+        "0",
         *options,
     ]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
-        try:
-            _wait_for_port(port, process)
-            yield Spawned(f"http://127.0.0.1:{port}", process, log)
-        finally:
-            stop(process)
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    output = Output(process.stderr)
+    try:
+        url = output.wait_for(SERVE_LINE, process, START_TIMEOUT).group("url")
+        yield Spawned(base_url(url), process, output)
+    finally:
+        stop(process)
+        output.close()
 
 
 def stop(process: subprocess.Popen[bytes]) -> int:

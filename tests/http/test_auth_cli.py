@@ -17,6 +17,7 @@ import pytest
 from jsonrpc_mcp._auth_options import auth_settings, auth_spec
 from jsonrpc_mcp._serve_options import serve_options as _serve_options
 from jsonrpc_mcp.http import audience_matches
+from tests import timeouts
 
 from .issuer import Issuer, rsa_key, running_issuer
 from .support import JSON_HEADERS, REPO, TOOLBOX, initialize, spawned
@@ -41,7 +42,7 @@ def _post(url: str, token: str | None) -> httpx.Response:
     headers = dict(JSON_HEADERS)
     if token is not None:
         headers["authorization"] = f"Bearer {token}"
-    return httpx.post(url, json=initialize(), headers=headers, timeout=10)
+    return httpx.post(url, json=initialize(), headers=headers, timeout=timeouts.STEP)
 
 
 @pytest.mark.parametrize("workers", [[], ["--workers", "2", "--stateless"]], ids=["one", "workers"])
@@ -57,7 +58,7 @@ def test_serve_verifies_jwts_against_the_jwks(issuer: Issuer, workers: list[str]
         assert anonymous.status_code == 401
         prm = f"{served.url}/.well-known/oauth-protected-resource/mcp"
         assert f'resource_metadata="{prm}"' in anonymous.headers["www-authenticate"]
-        document = httpx.get(prm, timeout=10).json()
+        document = httpx.get(prm, timeout=timeouts.STEP).json()
         assert document["resource"] == mcp and document["authorization_servers"] == [issuer.url]
 
 
@@ -80,7 +81,9 @@ def test_serve_introspects_with_the_secret_from_the_environment(
 
 def _serve(*options: str, **env: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--port", "0", *options]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=30, env=env or None)
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=timeouts.STARTUP, env=env or None
+    )
 
 
 JWT = ["--auth-issuer", "http://i", "--auth-jwt-jwks", "http://i/j"]

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from jsonrpc_mcp.http._asgi import _BodyTimeout, _read_body
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +50,7 @@ def chunk(body: bytes, more: bool = False) -> dict[str, Any]:
 
 async def test_a_body_already_there_is_read_without_waiting() -> None:
     receive = Receiver(chunk(b"ab", more=True), chunk(b"cd"))
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         assert await _read_body(SCOPE, receive, 100, timeout=30) == b"abcd"
     assert receive.waits == 0
 
@@ -63,21 +64,21 @@ async def test_a_body_that_comes_later_within_the_deadline_is_read() -> None:
             await receive.send.send(chunk(b"cd"))
 
         tasks.start_soon(feed)
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             assert await _read_body(SCOPE, receive, 100, timeout=30) == b"abcd"
     assert receive.waits == 1 and receive.cancelled == 0
 
 
 async def test_a_body_that_never_comes_is_a_body_timeout_and_the_wait_is_cancelled() -> None:
     receive = Receiver(chunk(b"ab", more=True))
-    with anyio.fail_after(5), pytest.raises(_BodyTimeout, match=r"within 0\.05 s"):
+    with anyio.fail_after(timeouts.STEP), pytest.raises(_BodyTimeout, match=r"within 0\.05 s"):
         await _read_body(SCOPE, receive, 100, timeout=0.05)
     assert receive.waits == 1 and receive.cancelled == 1
 
 
 async def test_a_cancellation_from_outside_is_not_a_timeout() -> None:
     receive = Receiver()
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         with anyio.CancelScope() as outer:
 
             async def cancel_soon() -> None:
@@ -96,11 +97,11 @@ async def test_an_awaitable_that_is_not_a_coroutine_is_bounded_too() -> None:
         def __await__(self) -> Any:
             return anyio.sleep_forever().__await__()
 
-    with anyio.fail_after(5), pytest.raises(_BodyTimeout):
+    with anyio.fail_after(timeouts.STEP), pytest.raises(_BodyTimeout):
         await _read_body(SCOPE, Never, 100, timeout=0.05)
 
 
 async def test_without_a_timeout_the_body_is_read_as_it_comes() -> None:
     receive = Receiver(chunk(b"x"))
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         assert await _read_body(SCOPE, receive, 100) == b"x"

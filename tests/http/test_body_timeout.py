@@ -78,7 +78,7 @@ def test_a_body_stopped_midway_is_answered_408_with_a_json_rpc_error_and_logged(
     assert error["jsonrpc"] == "2.0" and "id" not in error
     assert error["error"]["code"] == -32600
     assert "did not arrive within 0.5 s" in error["error"]["message"]
-    assert 0.4 < took < 5.0
+    assert took > 0.4  # not before the deadline (a busy machine makes it later, never earlier)
     assert b"408" in stderr and b"did not arrive within 0.5 s" in stderr
     assert b"Traceback" not in stderr
 
@@ -88,22 +88,23 @@ def test_a_dripped_body_is_cut_off_at_the_deadline_however_often_bytes_come() ->
         sock, port = _connect(server.url)
         with sock:
             sock.sendall(_head(port, len(BODY)))
-            started, status = time.monotonic(), b""
+            status, sent = b"", 0
             sock.settimeout(0.1)  # the drip's pace: a byte every 0.1 s, far below any per-read idle limit
             for byte in BODY:
                 try:
                     sock.sendall(bytes([byte]))
+                    sent += 1
                     status = sock.recv(65536)
                 except TimeoutError:
                     continue
                 except OSError:  # the server closed the connection
                     break
-                if status or time.monotonic() - started > TIMEOUT:
+                if status:
                     break
             status += _read_all(sock)  # the rest, or all of it when the close came first
-            took = time.monotonic() - started
     assert status.startswith(b"HTTP/1.1 408 "), status
-    assert took < 5.0  # cut at about 0.5 s, not after the len(BODY) * 0.1 s the drip would take
+    # cut off at the deadline (0.5 s, a few bytes), not after the whole body (len(BODY) * 0.1 s)
+    assert sent < len(BODY), (sent, len(BODY))
 
 
 def test_a_body_that_arrives_in_chunks_within_the_deadline_is_served() -> None:

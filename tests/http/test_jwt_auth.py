@@ -19,6 +19,7 @@ import pytest
 
 from jsonrpc_mcp import Client, Server
 from jsonrpc_mcp.http import AuthSettings, IntrospectionVerifier, JwtVerifier, McpHttpApp, TokenVerifier
+from tests import timeouts
 
 from .issuer import Issuer, ec_key, rsa_key, running_issuer
 from .support import JSON_HEADERS, assert_error_body, free_port, initialize, post, serving
@@ -101,11 +102,11 @@ async def _refused(http: httpx.AsyncClient, url: str, token: str) -> httpx.Respo
 async def test_a_valid_jwt_is_served_through_the_projects_client(site: Any, issuer: Issuer) -> None:
     url = _protect(site, _jwt_verifier(issuer, site[1] + "/mcp"))
     token = K1.sign(_claims(issuer, url))
-    with anyio.fail_after(10):
+    with anyio.fail_after(timeouts.STEP):
         async with Client.http(url, headers={"Authorization": f"Bearer {token}"}) as client:
             assert [tool["name"] for tool in await client.list_tools()] == ["whoami"]
     ec_token = EC1.sign(_claims(issuer, url))  # an EC key from the same set
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         assert (await post(http, url, initialize(), _bearer(ec_token))).status_code == 200
 
 
@@ -142,7 +143,7 @@ async def test_a_bad_jwt_is_401_and_only_the_log_says_why(
     url = _protect(site, _jwt_verifier(issuer, site[1] + "/mcp", refetch_interval=0))
     token, reason = _bad_tokens(issuer, url)[name]
     caplog.set_level(logging.INFO, logger=AUTH_LOG)
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         response = await _refused(http, url, token)
     logged = [r.getMessage() for r in caplog.records if r.name == AUTH_LOG and "refused" in r.getMessage()]
     assert any(reason in line for line in logged), logged
@@ -155,11 +156,12 @@ async def test_a_rotated_key_is_picked_up_and_unknown_kids_are_rate_limited(
     site: Any, issuer: Issuer
 ) -> None:
     url = _protect(site, _jwt_verifier(issuer, site[1] + "/mcp", refetch_interval=60))
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         good = K1.sign(_claims(issuer, url))
         assert (await post(http, url, initialize(), _bearer(good))).status_code == 200
         fetched = issuer.jwks_fetches
-        with anyio.fail_after(10):  # a burst of made-up kids: refused, and the issuer is not asked again
+        # a burst of made-up kids: refused, and the issuer is not asked again
+        with anyio.fail_after(timeouts.STEP):
             async with anyio.create_task_group() as tg:
                 for n in range(8):
                     token = STRANGER.sign(_claims(issuer, url), kid=f"made-up-{n}")
@@ -167,7 +169,7 @@ async def test_a_rotated_key_is_picked_up_and_unknown_kids_are_rate_limited(
         assert issuer.jwks_fetches == fetched
 
     url = _protect(site, _jwt_verifier(issuer, site[1] + "/mcp", refetch_interval=0))
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         rotated = K2.sign(_claims(issuer, url))
         await _refused(http, url, rotated)  # not published yet
         issuer.published = [K2]  # the issuer rotates: k1 retired, k2 in
@@ -186,7 +188,7 @@ async def test_an_unreachable_or_slow_jwks_is_503_never_a_hang(
     else:
         verifier = JwtVerifier(issuer=issuer.url, audience=mcp, jwks_url=f"http://127.0.0.1:{free_port()}/j")
     url = _protect(site, verifier)
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         for _ in range(2):  # the second within the refetch interval: answered at once, no new fetch
             with anyio.fail_after(2.5):
                 response = await post(http, url, initialize(), _bearer(K1.sign(_claims(issuer, url))))
@@ -197,7 +199,7 @@ async def test_an_unreachable_or_slow_jwks_is_503_never_a_hang(
 
 async def test_keys_held_keep_working_while_the_issuer_is_down(site: Any, issuer: Issuer) -> None:
     url = _protect(site, _jwt_verifier(issuer, site[1] + "/mcp", jwks_ttl=0, refetch_interval=0))
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         token = K1.sign(_claims(issuer, url))
         assert (await post(http, url, initialize(), _bearer(token))).status_code == 200
         issuer.jwks_status = 500
@@ -211,7 +213,7 @@ async def test_keys_held_keep_working_while_the_issuer_is_down(site: Any, issuer
 async def test_the_session_belongs_to_the_principal_that_opened_it(site: Any, issuer: Issuer) -> None:
     url = _protect(site, _jwt_verifier(issuer, site[1] + "/mcp"))
     alice, bob = K1.sign(_claims(issuer, url)), K1.sign(_claims(issuer, url, sub="bob"))
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         opened = await post(http, url, initialize(), _bearer(alice))
         session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
@@ -227,7 +229,7 @@ async def test_hmac_tokens_need_an_explicit_shared_secret(site: Any, issuer: Iss
     secret = b"a-shared-secret-of-at-least-32-bytes!"
     url = _protect(site, JwtVerifier(issuer=issuer.url, audience=site[1] + "/mcp", shared_secret=secret))
     token = _forged({"alg": "HS256"}, _claims(issuer, url), secret)
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         assert (await post(http, url, initialize(), _bearer(token))).status_code == 200
         await _refused(http, url, _forged({"alg": "HS256"}, _claims(issuer, url), b"not-the-secret"))
 
@@ -252,7 +254,7 @@ async def test_introspection_active_inactive_and_cached(
         "opaque-foreign-issuer": answer | {"iss": "https://evil.example"},
     }
     caplog.set_level(logging.INFO, logger=AUTH_LOG)
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         before = issuer.introspections
         for _ in range(3):
             assert (await post(http, url, initialize(), _bearer("opaque-good"))).status_code == 200
@@ -274,7 +276,7 @@ async def test_introspection_with_bad_credentials_or_down_is_503(site: Any, issu
     )
     down = IntrospectionVerifier(url=f"http://127.0.0.1:{free_port()}/i", audience=site[1] + "/mcp")
     slow = _introspection(issuer, site[1] + "/mcp", timeout=0.3)
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         for verifier in (wrong, down, slow):
             url = _protect(site, verifier)
             issuer.stall = 3.0 if verifier is slow else 0.0

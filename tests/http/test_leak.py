@@ -15,6 +15,7 @@ import pytest
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.http.app import HttpSession
 from jsonrpc_mcp.server._session import ServerSession
+from tests import timeouts
 
 from .servers.toolbox import build_server
 from .support import JSON_HEADERS, TOOLBOX, initialize, post, rss_kib, serving, spawned
@@ -29,7 +30,7 @@ RSS_NOISE_KIB = 2 * 1024  # measured noise: ~0.3-0.4 MiB; one leaked session cos
 async def open_and_delete(url: str, count: int) -> None:
     """``count`` sessions, ``CONCURRENCY`` at a time: initialize, then DELETE."""
     limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    async with httpx.AsyncClient(timeout=10, limits=limits) as client:
+    async with httpx.AsyncClient(timeout=timeouts.STEP, limits=limits) as client:
 
         async def worker(share: int) -> None:
             for _ in range(share):
@@ -54,7 +55,7 @@ async def test_a_thousand_sessions_opened_and_deleted_leave_nothing_in_the_app()
     server = build_server()
     app = McpHttpApp(server)
     async with serving(app) as base:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.RUN):
             await open_and_delete(base + "/mcp", SESSIONS)
         assert app.sessions == {}
         assert len(server._sessions) == 0
@@ -66,7 +67,7 @@ async def test_a_thousand_sessions_do_not_grow_the_server_process() -> None:
     with spawned(TOOLBOX) as server:
         pid = server.process.pid
         url = server.url + "/mcp"
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.RUN):
             await open_and_delete(url, 200)  # warm up: imports, caches, allocator arenas
             before = rss_kib(pid)
             await open_and_delete(url, SESSIONS)

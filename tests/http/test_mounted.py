@@ -14,12 +14,13 @@ from starlette.routing import Mount, Route
 
 from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.http import McpHttpApp
+from tests import timeouts
 
 from .support import serving
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _mounted() -> tuple[Starlette, McpHttpApp]:

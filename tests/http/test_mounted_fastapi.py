@@ -13,12 +13,13 @@ from fastapi import FastAPI
 
 from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.http import McpHttpApp
+from tests import timeouts
 
 from .support import serving
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _app() -> tuple[FastAPI, McpHttpApp, list[str]]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 
 import anyio
 import httpx
 import orjson
 import pytest
+
+from tests import timeouts
 
 from .support import (
     JSON_HEADERS,
@@ -66,22 +67,21 @@ async def test_a_signal_ends_open_streams_and_exits_promptly_and_cleanly(
             async with http.stream("GET", url, headers=headers) as listening:
                 reader = SseReader(listening)
                 await reader.next()  # priming: the stream is open
-                started = time.monotonic()
                 process.send_signal(signum)
                 final = await reader.rest()
                 # one final event, no message: an id to resume from and the retry hint (reconnect)
                 assert [(e.data, e.retry, bool(e.id)) for e in final] == [("", 1000, True)]
         status = process.wait(STOP_TIMEOUT)
-        took = time.monotonic() - started
         stderr = server.stderr()
     assert status == 0, stderr
     assert b"Traceback" not in stderr
-    assert took < 4.0  # well inside uvicorn's 5 s graceful timeout: the stream did not hold it up
+    # the stream did not hold the shutdown up: uvicorn never had to cancel it at its graceful timeout
+    assert b"graceful shutdown exceeded" not in stderr, stderr
 
 
 def test_workers_need_stateless() -> None:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--http", "--workers", "2"]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=30, check=False)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False)
     assert done.returncode == 2
     assert b"--workers needs --stateless" in done.stderr
 
@@ -104,7 +104,9 @@ def test_a_port_in_use_is_one_clear_line_and_exit_1(workers: list[str]) -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(TOOLBOX), "--http", "--port", str(port)]
-        done = subprocess.run([*command, *workers], cwd=REPO, capture_output=True, timeout=30, check=False)
+        done = subprocess.run(
+            [*command, *workers], cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False
+        )
     stderr = done.stderr.decode(errors="replace")
     assert done.returncode == 1, stderr
     assert f"cannot serve at http://127.0.0.1:{port}/mcp" in stderr

@@ -12,13 +12,15 @@ from typing import Any, TypeVar
 import anyio
 from mcp import StdioServerParameters
 
+from tests import timeouts
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Bounds for every wait in these tests: starting a subprocess and connecting (the SDK is slow to
 # import), one request/response exchange, and shutting a server down (stdin EOF, then signals).
-CONNECT_TIMEOUT = 20.0
-CALL_TIMEOUT = 10.0
-CLOSE_TIMEOUT = 15.0
+CONNECT_TIMEOUT = timeouts.STARTUP
+CALL_TIMEOUT = timeouts.STEP
+CLOSE_TIMEOUT = timeouts.STARTUP
 
 T = TypeVar("T")
 

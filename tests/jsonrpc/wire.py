@@ -17,8 +17,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from jsonrpc_mcp.jsonrpc import Dispatcher, Endpoint
 from jsonrpc_mcp.transports.memory import MemoryStream
+from tests import timeouts
 
-TIMEOUT = 5.0
+TIMEOUT = timeouts.STEP
 
 
 class Wire:

@@ -30,6 +30,7 @@ from jsonrpc_mcp import Client, Server
 from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.testing import WireRecorder, connect
 from jsonrpc_mcp.transports.stdio import spawn_stdio
+from tests import timeouts
 
 from ..examples.support import load_module
 from .support import (
@@ -51,7 +52,7 @@ TASK_TOOLS = {"slow_compute", "failing_job", "protocol_error_job", "confirm_dele
 TASK_TOOLS |= {"test_tool_with_task"}
 pytestmark = pytest.mark.skipif(not SCHEMA.is_file(), reason=f"official schema not available: {SCHEMA}")
 
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 RESULTS = {
     "server/discover": "DiscoverResult",
     "tools/list": "ListToolsResult",
@@ -233,7 +234,7 @@ async def _in_memory() -> Wire:
     async with connect(
         server, timeout=TIMEOUT, recorder=True, initialize=False, **_client_options()
     ) as client:
-        with anyio.fail_after(60):
+        with anyio.fail_after(timeouts.RUN):
             await exercise(client, server)
         recorder: WireRecorder = client.wire  # type: ignore[attr-defined]
     return Wire.of("memory", recorder)
@@ -241,7 +242,7 @@ async def _in_memory() -> Wire:
 
 async def _over_stdio() -> Wire:
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", "examples/everything/server.py"]
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         async with spawn_stdio(command, cwd=REPO) as stream:
             recorder = WireRecorder(stream)
             async with Client(recorder, request_timeout=TIMEOUT, **_client_options()) as client:

@@ -18,14 +18,18 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.abc
 
+from tests import timeouts
+
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
 UPSTREAM = SERVERS / "upstream.py"
 EVERYTHING = "examples/everything/server.py"
 
-START_TIMEOUT = 30.0  # a subprocess importing everything (and, for a bridge, reaching its upstream)
-STOP_TIMEOUT = 15.0
-CALL_TIMEOUT = 15.0
+START_TIMEOUT = (
+    timeouts.STARTUP
+)  # a subprocess importing everything (and, for a bridge, reaching its upstream)
+STOP_TIMEOUT = timeouts.STARTUP
+CALL_TIMEOUT = timeouts.STARTUP
 
 # "jsonrpc-mcp: serving NAME at URL": how serve --http (and bridge --http) report where they listen
 _SERVING = re.compile(r"^jsonrpc-mcp: serving .* at (https?://\S+)$")

@@ -18,6 +18,7 @@ from jsonrpc_mcp.jsonrpc.errors import JsonRpcError
 from jsonrpc_mcp.proxy import Proxy
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from .servers.upstream import Controls, build_server
 
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 ERAS = ["legacy", MODERN]
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 CAPABILITIES: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import timeouts
+
 from .support import RedisServer, redis_server_or_skip
 
 
@@ -28,5 +30,5 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=timeouts.STEP) as client:
         yield client

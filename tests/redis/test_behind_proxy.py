@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from jsonrpc_mcp_conformance.official.proxy import RoundRobinProxy
+from tests import timeouts
 
 from ..http.modern.support import headers_for, modern_request
 from ..http.support import TIMEOUT, Spawned
@@ -25,7 +26,7 @@ from .test_scale_out import ENVELOPE, instances
 
 pytestmark = pytest.mark.anyio
 
-CONNECT_TIMEOUT = 30.0
+CONNECT_TIMEOUT = timeouts.STARTUP
 
 
 @contextlib.asynccontextmanager

@@ -16,6 +16,8 @@ import httpx
 import orjson
 import pytest
 
+from tests import timeouts
+
 from ..http.modern.support import MODERN, headers_for, modern_request, send, valid
 from ..http.support import REPO, TIMEOUT, Spawned, SseReader, free_port, spawned
 from .servers import shared
@@ -149,7 +151,7 @@ def test_an_unreachable_redis_at_start_is_one_line_and_exit_1() -> None:
     pytest.importorskip("redis")
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     command = [sys.executable, "-m", "jsonrpc_mcp", "serve", TARGET, "--http", "--port", "0", "--redis", url]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=30, check=False)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False)
     assert done.returncode == 1
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"jsonrpc-mcp: cannot use --redis: Redis at {url}"), lines

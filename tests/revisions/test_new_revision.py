@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import jsonrpc_mcp
+from tests import timeouts
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = Path(jsonrpc_mcp.__file__).resolve().parent
@@ -28,7 +29,7 @@ def _probe(*args: str, pythonpath: Path | None = None) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(HERE / "new_revision_probe.py"), *args],
         capture_output=True,
-        timeout=60,
+        timeout=timeouts.RUN,
         env=env,
         check=False,
     )

@@ -9,6 +9,7 @@ import pytest
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -21,7 +22,7 @@ async def test_a_blocked_sync_handler_does_not_block_an_async_call_on_the_same_c
     @server.tool()
     def blocking() -> str:
         entered.set()
-        if not release.wait(timeout=5):
+        if not release.wait(timeout=timeouts.STEP):
             return "never released"
         return "released"
 
@@ -36,7 +37,7 @@ async def test_a_blocked_sync_handler_does_not_block_an_async_call_on_the_same_c
         async def call_blocking() -> None:
             results["blocking"] = (await client.call_tool("blocking"))["content"][0]["text"]
 
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call_blocking)
                 await anyio.to_thread.run_sync(entered.wait, 5)  # the sync handler is now blocked
@@ -100,7 +101,7 @@ async def test_concurrent_calls_are_served_concurrently() -> None:
         async def one() -> None:
             texts.append((await client.call_tool("gather"))["content"][0]["text"])
 
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             async with anyio.create_task_group() as tg:
                 for _ in range(3):
                     tg.start_soon(one)

@@ -13,6 +13,7 @@ from jsonrpc_mcp.jsonrpc import JsonRpcError
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS, LATEST_HANDSHAKE
 from jsonrpc_mcp.server._session import State
 from jsonrpc_mcp.testing import connect, connect_raw
+from tests import timeouts
 
 VERSIONS = [r.version for r in HANDSHAKE_REVISIONS]
 
@@ -209,7 +210,7 @@ async def test_the_session_ends_when_the_client_closes() -> None:
     from jsonrpc_mcp.transports.memory import memory_pair
 
     client_end, server_end = memory_pair()
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve, server_end)
             await client_end.aclose()

@@ -15,6 +15,7 @@ import pytest
 
 from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..http.support import spawned
 from .servers import lifespan_server
@@ -22,7 +23,7 @@ from .servers import lifespan_server
 pytestmark = pytest.mark.anyio
 
 SERVER_FILE = Path(lifespan_server.__file__).resolve()
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _server(events: list[str]) -> Server:

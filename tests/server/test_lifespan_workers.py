@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from jsonrpc_mcp import Client
+from tests import timeouts
 
 from ..http.support import spawned
 from .servers import lifespan_server
@@ -18,7 +19,7 @@ from .servers import lifespan_server
 pytestmark = pytest.mark.anyio
 
 SERVER_FILE = Path(lifespan_server.__file__).resolve()
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _events(log: Path) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ import pytest
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.testing import connect, connect_raw
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -201,6 +202,6 @@ async def test_client_on_notification_may_be_async() -> None:
 
     async with connect(server, on_notification=on_notification):
         server.add_tool("x", lambda: "x")
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             await got.wait()
     assert got.is_set()

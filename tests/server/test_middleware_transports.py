@@ -17,6 +17,7 @@ import pytest
 
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..helpers import middleware_server
 from ..http.support import serving
@@ -24,7 +25,7 @@ from ..http.support import serving
 pytestmark = pytest.mark.anyio
 
 SERVER_FILE = Path(middleware_server.__file__).resolve()
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _stamp(result: dict[str, Any]) -> tuple[str, str]:

@@ -12,6 +12,7 @@ import pytest
 from jsonrpc_mcp import Call, Context, JsonRpcError, Server, ToolError
 from jsonrpc_mcp.server import CallNext
 from jsonrpc_mcp.testing import connect, connect_raw
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -197,7 +198,7 @@ async def test_requests_the_lifecycle_refuses_pass_the_middleware_too() -> None:
         return await call_next(call)
 
     async with connect_raw(server) as raw:
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             await raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             answer = await raw.receive()
     assert answer["error"]["code"] == -32600  # before initialize

@@ -20,6 +20,7 @@ from jsonrpc_mcp import Client, RegistrationError, Server
 from jsonrpc_mcp.server._introspect import schema_for_type
 from jsonrpc_mcp.server._output import infer_output
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from .servers.typed_server import server
 
@@ -317,7 +318,9 @@ def test_the_package_never_imports_pydantic() -> None:
         "assert s.tools.get('f').output_schema is not None\n"
         "print('pydantic' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeouts.RUN, check=True
+    )
     assert out.stdout.strip() == "False"
 
 

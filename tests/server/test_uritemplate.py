@@ -10,6 +10,7 @@ import pytest
 from jsonrpc_mcp import JsonRpcError, Server
 from jsonrpc_mcp.server._uritemplate import MAX_URI, UriTemplate
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 
 @pytest.mark.parametrize(
@@ -67,9 +68,9 @@ def test_variables_in_order() -> None:
 def test_matching_a_hostile_uri_stays_fast() -> None:
     template = UriTemplate("a://{a}-{b}-{c}-{d}.json")
     uri = "a://" + "-" * 50_000 + "x"
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time of this thread: a busy machine does not stretch it
     assert template.match(uri) is None
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0  # linear: milliseconds; backtracking: hours
 
 
 @pytest.mark.anyio
@@ -111,7 +112,7 @@ async def test_reading_a_huge_uri_is_answered_at_once_as_not_found() -> None:
 
     huge = "search://q?" + "&".join(f"term=x{i}" for i in range(400_000))  # ~3.9 MB
     async with connect(server) as client:
-        with anyio.fail_after(5):
+        with anyio.fail_after(timeouts.STEP):
             with pytest.raises(JsonRpcError) as raised:
                 await client.read_resource(huge)
         ok = await client.read_resource("search://q?term=fine")

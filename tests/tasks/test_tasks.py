@@ -17,6 +17,7 @@ from jsonrpc_mcp.client import TaskCancelled, ToolTask
 from jsonrpc_mcp.jsonrpc.errors import InternalError
 from jsonrpc_mcp.server.tasks import TASKS, InMemoryTaskStore, TasksExtension, start_task
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +28,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 MODERN = "2026-07-28"
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 CREATE_FIELDS = {

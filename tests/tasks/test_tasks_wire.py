@@ -16,6 +16,7 @@ import pytest
 from jsonrpc_mcp import Client, JsonRpcError
 from jsonrpc_mcp.server.tasks import TASKS
 from jsonrpc_mcp.testing import envelope
+from tests import timeouts
 
 from ..examples.support import load_module
 from ..http.support import serving
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_PATH = REPO / "examples" / "everything" / "server.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 MODERN = "2026-07-28"
 
 

@@ -16,6 +16,9 @@ from typing import Any
 import anyio
 import pytest
 
+from tests import timeouts
+from tests.announced import SERVE_LINE, Output
+
 pytest.importorskip("opentelemetry.sdk")
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -25,14 +28,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.telemetry import ClientTelemetry
 
-from ..http.support import _wait_for_port, free_port, stop
+from ..http.support import stop
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SERVER = HERE / "spans_to_file.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _spans(path: Path) -> list[dict[str, Any]]:
@@ -88,7 +91,6 @@ def test_opentelemetry_instrument_with_the_console_exporter_prints_a_tools_call_
     instrument = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
     if instrument is None:
         pytest.skip("opentelemetry-instrument is not installed (pip install opentelemetry-distro)")
-    port = free_port()
     everything = REPO / "examples" / "everything" / "server.py"
     command = [
         instrument,
@@ -99,20 +101,22 @@ def test_opentelemetry_instrument_with_the_console_exporter_prints_a_tools_call_
         "--logs_exporter",
         "none",
     ]
-    command += [sys.executable, "-m", "jsonrpc_mcp", "serve", str(everything), "--http", "--port", str(port)]
+    command += [sys.executable, "-m", "jsonrpc_mcp", "serve", str(everything), "--http", "--port", "0"]
     with tempfile.TemporaryFile() as out:
-        process = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.PIPE)
+        output = Output(process.stderr)
         try:
-            _wait_for_port(port, process)
+            url = output.wait_for(SERVE_LINE, process).group("url").decode()
 
             async def call() -> None:
                 with anyio.fail_after(TIMEOUT):
-                    async with Client.http(f"http://127.0.0.1:{port}/mcp", telemetry=False) as client:
+                    async with Client.http(url, telemetry=False) as client:
                         await client.call_tool("test_simple_text", {})
 
             anyio.run(call)
         finally:
             stop(process)  # the SDK flushes its batch of spans on the way out
+            output.close()
         out.seek(0)
         printed = out.read().decode()
     assert '"name": "tools/call test_simple_text"' in printed

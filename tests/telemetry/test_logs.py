@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from jsonrpc_mcp import Client, JsonRpcError
+from tests import timeouts
 
 from ..http.support import spawned, stop
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _records(stderr: str) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests import timeouts
+
 pytest.importorskip("opentelemetry.sdk")
 
 from opentelemetry.sdk.metrics import MeterProvider
@@ -25,7 +27,7 @@ from jsonrpc_mcp.testing import connect
 from ..http.support import serving
 
 pytestmark = pytest.mark.anyio
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from jsonrpc_mcp_conformance.trace import explain
+from tests import timeouts
 
 
 def test_ping_under_the_stateless_revision_is_method_not_found_and_says_why() -> None:
@@ -60,7 +61,7 @@ def test_the_command_line() -> None:
         [sys.executable, "-m", "jsonrpc_mcp", "explain", '{"jsonrpc":"2.0","id":1,"method":"ping"}'],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeouts.RUN,
         check=False,
     )
     assert ok.returncode == 0 and ok.stdout.startswith("A request ping (id 1)"), ok.stderr
@@ -68,7 +69,7 @@ def test_the_command_line() -> None:
         [sys.executable, "-m", "jsonrpc_mcp", "explain", "{}", "--revision", "1999-01-01"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeouts.RUN,
         check=False,
     )
     assert bad.returncode == 2 and "Unknown revision '1999-01-01'" in bad.stdout

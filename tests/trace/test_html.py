@@ -13,11 +13,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from jsonrpc_mcp_conformance.trace.html import to_html
+from tests import timeouts
 
 from ..browser import browser, chromium
 
 HOSTILE = '<script>alert("x")</script>'
-TIMEOUT = 60.0
+TIMEOUT = timeouts.RUN
 
 
 def test_everything_from_the_wire_is_escaped_and_nothing_is_fetched() -> None:

@@ -17,28 +17,30 @@ import pytest
 
 from jsonrpc_mcp.client import Client
 from jsonrpc_mcp_conformance.trace.proxy import REDACTED, redact
+from tests import timeouts
+from tests.announced import TRACE_LINE, Output
 
-from ..http.support import _wait_for_port, free_port, spawned, stop
+from ..http.support import spawned, stop
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 SECRET = "Bearer the-secret-token-1234"
 
 
 @contextlib.contextmanager
 def _proxy(upstream: str, out: Path, *options: str) -> Iterator[str]:
-    port = free_port()
     command = [sys.executable, "-m", "jsonrpc_mcp", "trace", "--http", "--upstream", upstream]
-    command += ["--port", str(port), "--out", str(out), *options]
+    command += ["--port", "0", "--out", str(out), *options]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    output = Output(process.stderr)
     try:
-        _wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}"
+        yield output.wait_for(TRACE_LINE, process).group("url").decode()
     finally:
         stop(process)
+        output.close()
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

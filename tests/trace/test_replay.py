@@ -13,10 +13,12 @@ import pytest
 
 from jsonrpc_mcp.client import Client
 from jsonrpc_mcp_conformance.trace.replay import compare, load_recording
+from tests import timeouts
+from tests.announced import FAULTSERVER_LINE, Output
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 FAULT_SERVER = [sys.executable, "-m", "jsonrpc_mcp_conformance.faultserver"]
 
 
@@ -107,17 +109,20 @@ EVERYTHING = Path(__file__).resolve().parents[2] / "examples" / "everything" / "
 def test_a_stdio_recording_replays_over_http_green_and_red_against_another_server(
     tmp_path: Path, mode: str
 ) -> None:
-    from ..http.support import _wait_for_port, free_port, spawned, stop
+    from ..http.support import spawned, stop
 
     recording = tmp_path / "session.jsonl"
     anyio.run(_record, recording, mode)
-    port = free_port()
-    fault_server = subprocess.Popen([*FAULT_SERVER, "--port", str(port)], stdout=subprocess.DEVNULL)
+    fault_server = subprocess.Popen(
+        [*FAULT_SERVER, "--port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    output = Output(fault_server.stderr)
     try:
-        _wait_for_port(port, fault_server)
-        green = _replay_http(recording, f"http://127.0.0.1:{port}/mcp")
+        url = output.wait_for(FAULTSERVER_LINE, fault_server).group("url").decode()
+        green = _replay_http(recording, url)
     finally:
         stop(fault_server)
+        output.close()
     assert green.returncode == 0, green.stdout + green.stderr
     with spawned(EVERYTHING) as other:
         red = _replay_http(recording, f"{other.url}/mcp")

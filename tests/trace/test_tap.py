@@ -14,12 +14,13 @@ import anyio
 import pytest
 
 from jsonrpc_mcp.client import Client
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY = REPO / "examples" / "memory" / "server.py"
-TIMEOUT = 30.0
+TIMEOUT = timeouts.STARTUP
 
 
 def _tap(out: Path, *server: str, fmt: str = "text") -> list[str]:

@@ -18,7 +18,9 @@ import anyio
 import orjson
 from anyio.abc import Process
 
-TIMEOUT = 10.0
+from tests import timeouts
+
+TIMEOUT = timeouts.STEP
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 MCP_HELPER = HELPERS / "mcp_stdio_server.py"
 PLAIN_HELPER = HELPERS / "plain_stdio_server.py"

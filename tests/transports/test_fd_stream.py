@@ -9,6 +9,7 @@ import pytest
 
 from jsonrpc_mcp.transports import stdio
 from jsonrpc_mcp.transports.base import InlineCapableStream
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +23,7 @@ async def test_a_flood_of_lines_pauses_reading_and_every_line_still_arrives_in_o
     paused_seen = False
     received: list[bytes] = []
     try:
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             async with anyio.create_task_group() as tg:
 
                 async def writer() -> None:

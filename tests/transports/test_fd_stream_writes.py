@@ -9,10 +9,11 @@ import anyio
 import pytest
 
 from jsonrpc_mcp.transports import stdio
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 5.0
+TIMEOUT = timeouts.STEP
 
 
 class Pipes:

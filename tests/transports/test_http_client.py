@@ -27,11 +27,12 @@ from jsonrpc_mcp.jsonrpc import ConnectionClosed, RequestTimeout
 from jsonrpc_mcp.transports.http import HttpClientStream, connect_http
 from jsonrpc_mcp.transports.http._pool import split_url
 from jsonrpc_mcp.transports.sse import encode_event
+from tests import timeouts
 from tests.interop.servers.sdk_http_serving import ThreadedServer, listening_socket
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 Scope = dict[str, Any]
 Message = dict[str, Any]
 

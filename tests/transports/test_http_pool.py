@@ -33,10 +33,11 @@ from jsonrpc_mcp.transports.http._pool import (
     map_exceptions,
     split_url,
 )
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 
 
 # -- the mapping ----------------------------------------------------------------------------------

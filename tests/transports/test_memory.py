@@ -7,13 +7,14 @@ import pytest
 
 from jsonrpc_mcp.transports.base import InlineCapableStream
 from jsonrpc_mcp.transports.memory import memory_pair
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_what_one_end_sends_the_other_receives_in_order() -> None:
     a, b = memory_pair()
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         await a.send(b"1")
         await a.send(b"2")
         await b.send(b"back")
@@ -25,7 +26,7 @@ async def test_closing_one_end_ends_the_other_ends_input() -> None:
     a, b = memory_pair()
     await a.send(b"last")
     await a.aclose()
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         assert await b.receive() == b"last"
         with pytest.raises(anyio.EndOfStream):
             await b.receive()
@@ -34,7 +35,7 @@ async def test_closing_one_end_ends_the_other_ends_input() -> None:
 async def test_sending_to_a_closed_peer_fails() -> None:
     a, b = memory_pair()
     await b.aclose()
-    with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError):
+    with anyio.fail_after(timeouts.STEP), pytest.raises(anyio.BrokenResourceError):
         await a.send(b"nobody")
 
 

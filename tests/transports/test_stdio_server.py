@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -147,14 +146,13 @@ async def test_on_stdin_eof_the_server_cancels_work_in_flight_and_exits_promptly
         await handshake(server)
         await server.send(call_tool("forever", "sleep_forever"))
         await server.wait_stderr(b"sleep_forever: started")
-        started = time.monotonic()
         await server.close_stdin()
-        with anyio.fail_after(2):
+        # the tool never ends by itself: only cancelling it lets the server exit
+        with anyio.fail_after(TIMEOUT):
             code = await server.process.wait()
-        elapsed = time.monotonic() - started
         rest = await server.rest_of_stdout()
         await server.wait_stderr(b"sleep_forever: cancelled")
-    assert code == 0 and elapsed < 2
+    assert code == 0
     assert rest == b""  # the cancelled call is never answered
 
 

@@ -163,15 +163,15 @@ def _proxy(prog: str, options: argparse.Namespace, server: ServerEntry, auth: OA
     from .tap import Sink
 
     assert server.url is not None
-    try:
-        probe = socket.create_server((options.host, options.port))
+    try:  # bound here (port 0: the system picks one), listening before the line that says where
+        sock = socket.create_server((options.host, options.port))
     except OSError as exc:
         print(
             f"{prog}: error: cannot listen on {options.host}:{options.port}: {exc.strerror or exc}",
             file=sys.stderr,
         )
         return 1
-    probe.close()
+    port = sock.getsockname()[1]
     out = options.out.open("w", encoding="utf-8") if options.out is not None else sys.stderr
     try:
         sink = Sink(out, jsonl=options.format == "jsonl", full=options.full)
@@ -194,10 +194,11 @@ def _proxy(prog: str, options: argparse.Namespace, server: ServerEntry, auth: OA
                 raise
             print(f"{prog}: {describe_authorization_error(failure, server.url)}", file=sys.stderr)
             return 1
-        print(f"trace: http://{options.host}:{options.port} -> {server.url}", file=sys.stderr, flush=True)
-        config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on")
-        uvicorn.Server(config).run()
+        print(f"trace: http://{options.host}:{port} -> {server.url}", file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
+        sock.close()
         if out is not sys.stderr:
             out.close()
     return 0

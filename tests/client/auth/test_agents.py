@@ -16,12 +16,13 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from jsonrpc_mcp.client.auth import AuthorizationError, HeadlessBrowser, LoopbackBrowser
+from tests import timeouts
 
 from ...http.support import serving
 
 pytestmark = pytest.mark.anyio
 
-STEP = 10.0
+STEP = timeouts.STEP
 
 
 @pytest.fixture

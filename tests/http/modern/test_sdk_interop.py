@@ -14,14 +14,15 @@ from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated, ToolsListChanged
 
 from jsonrpc_mcp.http import McpHttpApp
+from tests import timeouts
 
 from ..support import serving
 from .support import MODERN, UNICODE_URI, build_modern_server, wait_until
 
 pytestmark = pytest.mark.anyio
 
-CONNECT_TIMEOUT = 20.0
-CALL_TIMEOUT = 10.0
+CONNECT_TIMEOUT = timeouts.STARTUP
+CALL_TIMEOUT = timeouts.STEP
 LEGACY = "2025-11-25"
 
 

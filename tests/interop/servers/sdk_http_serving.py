@@ -15,7 +15,9 @@ from typing import Any
 
 import uvicorn
 
-STOP_TIMEOUT = 15.0
+from tests import timeouts
+
+STOP_TIMEOUT = timeouts.STARTUP
 
 
 def listening_socket() -> socket.socket:

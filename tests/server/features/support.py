@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -20,6 +18,8 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
+from tests import timeouts
+from tests.announced import SERVE_LINE, Output
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMAS = REPO.parent / "shared" / "spec" / "schema"
@@ -28,8 +28,8 @@ SERVE = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(FEATURE_SERVER)]
 VERSIONS = [r.version for r in HANDSHAKE_REVISIONS]
 LATEST = VERSIONS[-1]
 
-TIMEOUT = 10.0  # one exchange, in-memory or with a running subprocess
-START_TIMEOUT = 20.0  # a subprocess importing everything and binding its port
+TIMEOUT = timeouts.STEP  # one exchange, in-memory or with a running subprocess
+START_TIMEOUT = timeouts.STARTUP  # a subprocess importing everything and binding its port
 
 
 class Inbox:
@@ -126,42 +126,20 @@ def has_definition(version: str, name: str) -> bool:
 
 
 # -- a real HTTP server ---------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def http_server(target: Path = FEATURE_SERVER) -> Iterator[str]:
-    """``python -m jsonrpc_mcp serve TARGET --http --port N``; yields the MCP URL once it listens."""
-    port = free_port()
-    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(target), "--http", "--port", str(port)]
+    """``python -m jsonrpc_mcp serve TARGET --http --port 0``; yields the MCP URL it announces once
+    it listens."""
+    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(target), "--http", "--port", "0"]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    output = Output(process.stderr)
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"the HTTP server exited: {process.stderr.read().decode() if process.stderr else ''}"
-                )
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"the HTTP server did not listen on {port} in {START_TIMEOUT} s"
-                    ) from None
-                time.sleep(0.05)  # polling a port that is not open yet: nothing to wait on
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield output.wait_for(SERVE_LINE, process, START_TIMEOUT).group("url").decode()
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=timeouts.STEP)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=5)
-        if process.stderr is not None:
-            process.stderr.close()
+            process.wait(timeout=timeouts.STEP)
+        output.close()

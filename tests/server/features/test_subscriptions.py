@@ -158,9 +158,9 @@ HOSTILE = [
 )
 def test_hostile_uris_are_matched_in_linear_time(template: str, uri: str) -> None:
     matcher = UriTemplate(template)
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time of this thread: a busy machine does not stretch it
     matcher.match(uri)
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5  # linear: milliseconds; backtracking: hours
 
 
 def test_the_hostile_input_chokes_a_naive_regex_matcher() -> None:
@@ -179,7 +179,7 @@ async def test_reading_a_hostile_uri_through_the_server_is_answered_promptly() -
     server.add_resource(ADJACENT, lambda **variables: "x")
     server.add_resource(SEPARATED, lambda **variables: "y")
     async with connect(server) as client:
-        with anyio.fail_after(2.0):
+        with anyio.fail_after(TIMEOUT):  # linear: milliseconds; backtracking: hours
             for _, uri in HOSTILE[:3]:
                 with pytest.raises(JsonRpcError) as raised:
                     await client.read_resource(uri)

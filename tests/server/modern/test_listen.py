@@ -13,6 +13,7 @@ from jsonrpc_mcp import Server
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.server._subscriptions import MAX_PENDING
 from jsonrpc_mcp.testing import RawConnection, connect_raw
+from tests import timeouts
 
 from ..features.support import check_schema
 
@@ -225,7 +226,7 @@ async def test_changes_made_before_the_acknowledgement_is_read_come_after_it() -
                 "params": {"_meta": envelope(), "notifications": {"toolsListChanged": True}},
             }
         )
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             while not len(server.subscriptions):
                 await anyio.lowlevel.checkpoint()
         server.add_tool("early", lambda: "")
@@ -244,7 +245,7 @@ async def test_a_burst_of_changes_is_coalesced() -> None:
                 "params": {"_meta": envelope(), "notifications": {"toolsListChanged": True}},
             }
         )
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             while not len(server.subscriptions):
                 await anyio.lowlevel.checkpoint()
         for n in range(5):  # all before the listener gets to run
@@ -312,7 +313,7 @@ async def test_a_cancelled_subscription_ends_and_sends_nothing_more() -> None:  
     async with connect_raw(server) as raw:
         await listen(raw, 11, toolsListChanged=True)
         await raw.notify("notifications/cancelled", {"requestId": 11})
-        with anyio.fail_after(10):
+        with anyio.fail_after(timeouts.STEP):
             while len(server.subscriptions):
                 await anyio.lowlevel.checkpoint()
         await listen(raw, 12, toolsListChanged=True)

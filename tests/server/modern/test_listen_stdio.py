@@ -17,6 +17,7 @@ import pytest
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.transports.stdio import ProcessStream, spawn_stdio
+from tests import timeouts
 from tests.server.features.support import check_schema
 
 pytestmark = pytest.mark.anyio
@@ -25,7 +26,7 @@ MODERN = "2026-07-28"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 REPO = Path(__file__).resolve().parents[3]
 COMMAND = [sys.executable, "-m", "jsonrpc_mcp", "serve", f"{Path(__file__).resolve()}:server"]
-TIMEOUT = 20.0  # the subprocess starting, then one exchange
+TIMEOUT = timeouts.STARTUP  # the subprocess starting, then one exchange
 
 server = Server("stdio-listen")
 
@@ -175,6 +176,6 @@ async def test_closing_stdin_ends_the_server_with_a_subscription_open() -> None:
             await wire.request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, rid=1)
             await wire.until(lambda f: f.get("method") == "notifications/subscriptions/acknowledged")
             await stream.aclose()
-            with anyio.fail_after(5):
+            with anyio.fail_after(timeouts.STEP):
                 returncode = await stream.process.wait()
     assert returncode == 0

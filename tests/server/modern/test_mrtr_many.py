@@ -14,6 +14,7 @@ from jsonrpc_mcp.errors import ClientError
 from jsonrpc_mcp.jsonrpc.errors import JsonRpcError
 from jsonrpc_mcp.server._mrtr import current_input_channel
 from jsonrpc_mcp.testing import connect, connect_raw
+from tests import timeouts
 
 from .mrtr_support import ACCEPT_ADA, ROOTS, SAMPLED, meta, modern, retry_params, text_of
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.anyio
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 COLOR = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
 BLUE = {"action": "accept", "content": {"color": "blue"}}
-TIMEOUT = 5.0
+TIMEOUT = timeouts.STEP
 
 
 def build_server(question: dict[str, str] | None = None) -> Server:

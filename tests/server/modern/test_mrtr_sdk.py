@@ -18,12 +18,13 @@ from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from jsonrpc_mcp.server._mrtr import STATE_FILE_ENV, STATE_KEY_ENV
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[3]
 SERVER = Path(__file__).resolve().parent / "mrtr_server.py"
-TIMEOUT = 30.0  # starting a subprocess, connecting (the SDK is slow to import) and a few rounds
+TIMEOUT = timeouts.STARTUP  # starting a subprocess, connecting (the SDK is slow to import) and a few rounds
 
 
 def _params(env: dict[str, str] | None = None) -> StdioServerParameters:

@@ -26,6 +26,7 @@ from jsonrpc_mcp.http._auth import (
     same_resource,
     token_fingerprint,
 )
+from tests import timeouts
 
 NOW = 1_800_000_000
 RESOURCE = "https://mcp.example.com/mcp"
@@ -69,7 +70,7 @@ def bearer(token: str) -> list[tuple[bytes, bytes]]:
 async def auth(
     headers: list[tuple[bytes, bytes]], query: bytes | str = b"", settings: AuthSettings = SETTINGS
 ) -> AuthResult:
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         return await authenticate(headers, query, settings, now=NOW)
 
 
@@ -253,7 +254,7 @@ async def test_expiry_uses_the_clock_when_now_is_not_given() -> None:
     hour_ago = AccessToken("old", "c", SCOPES, expires_at=int(time.time()) - 3600, resource=RESOURCE)
     in_an_hour = AccessToken("new", "c", SCOPES, expires_at=int(time.time()) + 3600, resource=RESOURCE)
     settings = make_settings(verifier=StaticTokenVerifier({"old": hour_ago, "new": in_an_hour}))
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         old = await authenticate(bearer("old"), b"", settings)
         new = await authenticate(bearer("new"), b"", settings)
     assert (old.status, old.description) == (401, "the access token is invalid")
@@ -405,7 +406,7 @@ async def test_verifier_receives_the_bare_token() -> None:
 @pytest.mark.anyio
 async def test_static_verifier_looks_tokens_up_exactly() -> None:
     verifier = StaticTokenVerifier({"secret-1": GOOD})
-    with anyio.fail_after(5):
+    with anyio.fail_after(timeouts.STEP):
         assert await verifier.verify("secret-1") is GOOD
         assert await verifier.verify("secret-") is None
         assert await verifier.verify("secret-12") is None
