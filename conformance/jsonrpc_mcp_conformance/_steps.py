@@ -327,7 +327,7 @@ async def _paginate(
     cursor: Any = _OMIT
     for page in range(int(spec.get("max_pages", 100))):
         params: dict[str, Any] = {}
-        if variables["meta"] is not _OMIT:  # ("meta": another 2026-07-28 envelope, e.g. declaring an extension)
+        if variables["meta"] is not _OMIT:  # "meta": another 2026-07-28 envelope (declaring an extension)
             params["_meta"] = substitute(spec["meta"], variables) if "meta" in spec else variables["meta"]
         if cursor is not _OMIT:
             params["cursor"] = cursor
