@@ -327,8 +327,8 @@ async def _paginate(
     cursor: Any = _OMIT
     for page in range(int(spec.get("max_pages", 100))):
         params: dict[str, Any] = {}
-        if variables["meta"] is not _OMIT:
-            params["_meta"] = variables["meta"]
+        if variables["meta"] is not _OMIT:  # "meta": another 2026-07-28 envelope (declaring an extension)
+            params["_meta"] = substitute(spec["meta"], variables) if "meta" in spec else variables["meta"]
         if cursor is not _OMIT:
             params["cursor"] = cursor
         rid = f"conformance-page-{page}"

@@ -45,6 +45,20 @@ the ``content:*`` requirements; meant to wrap ``examples/everything``, which has
                            ``items`` from the properties they ask for
 ``no-log-messages``        ``notifications/message`` is never sent
 
+The MCP Apps faults (issue 25: the ``apps:*`` requirements, ``io.modelcontextprotocol/ui``; meant to
+wrap a server with a view, such as ``examples/everything`` or ``examples/memory``):
+
+``apps-undeclared``        ``initialize`` and ``server/discover`` results lose the extension from
+                           ``capabilities.extensions``
+``apps-link-scheme``       every tool's ``_meta.ui.resourceUri`` says ``https://`` instead of ``ui://``
+``apps-dangling-link``     tools only for views (visibility without "model") link to a view that is not there
+``apps-wrong-mime``        ``resources/read`` contents of type ``text/html;profile=mcp-app`` say ``text/html``
+``apps-tool-meta-malformed`` every tool's ``_meta.ui.visibility`` is one comma-separated string, not an array
+``apps-resource-meta-malformed`` the ``_meta.ui`` of ``ui://`` resources (listed and read) says
+                           ``prefersBorder: "true"`` (a string)
+``apps-app-only-shown``    every request is served as if its client declared the extension (``initialize``
+                           capabilities; the 2026-07-28 ``_meta`` client capabilities)
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -69,6 +83,7 @@ from jsonrpc_mcp import Arg, Context, Server, wire
 from .fixtures import ALL_REVISIONS
 
 __all__ = [
+    "APPS_FAULTS",
     "CONTENT_FAULTS",
     "FAULTS",
     "HTTP_FAULTS",
@@ -111,7 +126,26 @@ FAULTS = (
     "schema-keywords-stripped",
     "elicitation-schema-plain",
     "no-log-messages",
+    # (issue 25, MCP Apps: see APPS_FAULTS)
+    "apps-undeclared",
+    "apps-link-scheme",
+    "apps-dangling-link",
+    "apps-wrong-mime",
+    "apps-tool-meta-malformed",
+    "apps-resource-meta-malformed",
+    "apps-app-only-shown",
 )
+APPS_FAULTS = (
+    "apps-undeclared",
+    "apps-link-scheme",
+    "apps-dangling-link",
+    "apps-wrong-mime",
+    "apps-tool-meta-malformed",
+    "apps-resource-meta-malformed",
+    "apps-app-only-shown",
+)
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+APPS_MIME = "text/html;profile=mcp-app"
 CONTENT_FAULTS = (
     "content-as-text",
     "schema-keywords-stripped",
@@ -260,6 +294,8 @@ class FaultyStream:
                 self.task_requests[_key(item["id"])] = item["method"]
             if "tasks-without-extension" in self.faults and _declare_tasks(params):
                 frame = orjson.dumps(value)
+            if "apps-app-only-shown" in self.faults and _declare_apps(item["method"], params):
+                frame = orjson.dumps(value)
             if "forgets-partial-answers" in self.faults and self._partial(params):
                 frame = orjson.dumps(value)
             if "no-validation" in self.faults and _unchecked_call(item):
@@ -290,6 +326,8 @@ class FaultyStream:
             if _drops_log(self.faults, value):
                 return
             changed = _content_fault(self.faults, self.methods, value)
+        if self.faults & set(APPS_FAULTS):
+            changed = _apps_fault(self.faults, self.methods, value) or changed
         for item in _items(value):
             if isinstance(item, dict) and "method" not in item:
                 changed = self._rewrite(item) or changed
@@ -444,6 +482,94 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
     if "skills-get-bare" in faults and method == "skills/get" and isinstance(result.get("skill"), dict):
         result.update(result.pop("skill"))
         changed = True
+    return changed
+
+
+# -- the MCP Apps faults (issue 25) ----------------------------------------------------------------
+
+
+def _declare_apps(method: str, params: Any) -> bool:
+    """apps-app-only-shown: the request's client capabilities declare the extension (True when changed)."""
+    if not isinstance(params, dict):
+        return False
+    if method == wire.INITIALIZE:
+        caps = params.get("capabilities")
+    else:
+        meta = params.get("_meta")
+        caps = meta.get(wire.CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    if not isinstance(caps, dict):
+        return False
+    found = caps.get("extensions")
+    extensions: dict[str, Any] = found if isinstance(found, dict) else {}
+    if APPS_EXTENSION in extensions:
+        return False
+    caps["extensions"] = {**extensions, APPS_EXTENSION: {"mimeTypes": [APPS_MIME]}}
+    return True
+
+
+def _ui(entry: Any) -> dict[str, Any] | None:
+    """An entry's ``_meta.ui`` object, or None."""
+    meta = entry.get("_meta") if isinstance(entry, dict) else None
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    return ui if isinstance(ui, dict) else None
+
+
+def _apps_fault(faults: set[str], methods: dict[Any, str], value: Any) -> bool:
+    """The MCP Apps faults: rewrite an answer in place (True when changed)."""
+    changed = False
+    for item in _items(value):
+        result = item.get("result") if isinstance(item, dict) and "method" not in item else None
+        if not isinstance(result, dict):
+            continue
+        method = methods.get(_key(item.get("id")))
+        caps = result.get("capabilities")
+        extensions = caps.get("extensions") if isinstance(caps, dict) else None
+        if "apps-undeclared" in faults and isinstance(extensions, dict):
+            changed = extensions.pop(APPS_EXTENSION, None) is not None or changed
+        if method == "tools/list":
+            changed = _apps_tools(faults, result.get("tools")) or changed
+        elif method in ("resources/list", "resources/read"):
+            entries = result.get("resources" if method == "resources/list" else "contents")
+            changed = _apps_resources(faults, method, entries) or changed
+    return changed
+
+
+def _apps_tools(faults: set[str], tools: Any) -> bool:
+    changed = False
+    for tool in tools if isinstance(tools, list) else ():
+        ui = _ui(tool)
+        if ui is None:
+            continue
+        uri = ui.get("resourceUri")
+        if "apps-link-scheme" in faults and isinstance(uri, str) and uri.startswith("ui://"):
+            ui["resourceUri"] = "https://" + uri[len("ui://") :]
+            changed = True
+        visibility = ui.get("visibility")
+        app_only = isinstance(visibility, list) and "model" not in visibility
+        if "apps-dangling-link" in faults and app_only and isinstance(uri, str):
+            ui["resourceUri"] = "ui://conformance-fault/no-such-view"
+            changed = True
+        if "apps-tool-meta-malformed" in faults:
+            ui["visibility"] = ",".join(visibility if isinstance(visibility, list) else ["model", "app"])
+            changed = True
+    return changed
+
+
+def _apps_resources(faults: set[str], method: str, entries: Any) -> bool:
+    changed = False
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        is_view = str(entry.get("uri", "")).startswith("ui://")
+        if "apps-wrong-mime" in faults and method == "resources/read" and entry.get("mimeType") == APPS_MIME:
+            entry["mimeType"] = "text/html"
+            changed = True
+        if "apps-resource-meta-malformed" in faults and is_view:
+            meta = entry.get("_meta")
+            entry["_meta"] = meta = meta if isinstance(meta, dict) else {}
+            ui = meta.get("ui")
+            meta["ui"] = {**(ui if isinstance(ui, dict) else {}), "prefersBorder": "true"}
+            changed = True
     return changed
 
 

@@ -19,7 +19,9 @@ is an operator:
 ``{"$unordered": [p, ...]}``     an array matched as a multiset: same length, each pattern a distinct element
 ``{"$len": {"min": m, "max": n}}`` an array, string or object of that size
 ``{"$unique": true}``            an array without two equal elements
-``{"$schema": {...}}``           valid against the JSON Schema (2020-12 unless ``$schema`` says otherwise)
+``{"$schema": {...}}``           valid against the JSON Schema (2020-12 unless ``$schema`` says otherwise; a
+                                 ``$ref`` may name a vendored extension schema by its ``$id``: see
+                                 :func:`vendored_schemas`)
 ``{"$var": "name"}``             equal to a value captured earlier in the fixture
 ``{"$some": p}``                 an array with at least one element matching p (an object: member value)
 ``{"$keys": p}``                 an object whose list of member names matches p
@@ -86,6 +88,31 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_REGISTRY: Any = None
+
+
+def vendored_schemas() -> Any:
+    """The extension schemas shipped with the fixtures (``spec/extensions/*/schema.json``), as a
+    ``referencing`` registry keyed by each document's ``$id``: a ``$schema`` pattern may ``$ref`` one
+    of them by its full URI (a ``$ref`` to anything else is unresolvable: nothing is fetched)."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        import json
+
+        import referencing
+        import referencing.jsonschema
+
+        from .fixtures import default_spec_dir
+
+        resources = []
+        for path in sorted((default_spec_dir() / "extensions").glob("*/schema.json")):
+            document = json.loads(path.read_text(encoding="utf-8"))
+            resource = referencing.jsonschema.DRAFT202012.create_resource(document)
+            resources.append((document["$id"], resource))
+        _REGISTRY = referencing.Registry().with_resources(resources)
+    return _REGISTRY
+
+
 def _schema_errors(value: Any, schema: Any) -> list[str]:
     import jsonschema
 
@@ -93,11 +120,16 @@ def _schema_errors(value: Any, schema: Any) -> list[str]:
         cls = jsonschema.validators.validator_for(schema)
     else:
         cls = jsonschema.Draft202012Validator
-    validator = cls(schema)
-    return [
-        f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
-        for error in validator.iter_errors(value)
-    ][:3]
+    import referencing.exceptions
+
+    validator = cls(schema, registry=vendored_schemas())
+    try:
+        return [
+            f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+            for error in validator.iter_errors(value)
+        ][:3]
+    except referencing.exceptions.Unresolvable as exc:
+        return [f"the pattern's schema refers to {exc.ref!r}, which is no schema the harness ships"]
 
 
 def _accepts_absence(pattern: Any) -> bool:

@@ -650,10 +650,11 @@ def create_server() -> Server:
     def complete_template_id(value: str, context: dict[str, str]) -> list[str]:
         return [choice for choice in ID_CHOICES if choice.startswith(value)]
 
-    # -- extension fixtures (tasks, skills) --
+    # -- extension fixtures (tasks, skills, apps) --
     # (each extension's fixtures live in a module of their own: one import and one call per line here)
     __import__("tasks").add_task_fixtures(server)  # the Tasks extension's (examples/everything/tasks.py)
     __import__("skills").add_skill_fixtures(server)  # the Skills extension's (examples/everything/skills.py)
+    __import__("views").add_app_fixtures(server)  # MCP Apps' (examples/everything/views.py)
 
     return server
 

@@ -476,7 +476,8 @@ async def test_sep1330_enums_sends_the_five_enum_shapes() -> None:
 async def test_lists_the_static_resources_with_names_and_mime_types() -> None:
     async with session() as client:
         listed = await client.list_resources()
-    resources = {r["uri"]: r for r in listed if not r["uri"].startswith("skill://")}  # (tests/skills)
+    fixtures = [r for r in listed if not r["uri"].startswith(("skill://", "ui://"))]  # (tests/skills, apps)
+    resources = {r["uri"]: r for r in fixtures}
     assert set(resources) == RESOURCES
     assert {uri: r["mimeType"] for uri, r in resources.items()} == {
         "test://static-text": "text/plain",

@@ -14,7 +14,11 @@ conversation as a learner would read it:
   ``_meta["io.modelcontextprotocol/protocolVersion"]`` (2026-07-28, per request);
 - the rules checked are those a frame shows on its own or with that state: JSON-RPC 2.0 shape,
   error codes, who may send a method, whether the revision defines it, the handshake order, the
-  2026-07-28 result rules; with ``schema_dir`` (the official schemas, ``<dir>/<revision>/
+  2026-07-28 result rules;
+- the fields and methods of the extensions in the catalogue (:data:`.catalogue.EXTENSIONS`: MCP Apps)
+  are named in the frame's meaning (a capability declaring one, a tool linked to a view, a view read),
+  their shapes checked against the extension's JSON Schema (vendored in ``spec/extensions/``);
+  with ``schema_dir`` (the official schemas, ``<dir>/<revision>/
   schema.json``) each message is also validated against its definition.
 
 A violation is reported, never fixed: the tap passes the bytes on unchanged.
@@ -30,9 +34,10 @@ from typing import Any
 from jsonrpc_mcp import wire
 from jsonrpc_mcp.revisions import LATEST_HANDSHAKE, REVISIONS
 
-from .catalogue import CATALOGUE, defined_in, spec_url
+from ..match import match
+from .catalogue import APPS, CATALOGUE, defined_in, extension_method, spec_url
 
-__all__ = ["CLIENT", "SERVER", "Frame", "Tracer"]
+__all__ = ["CLIENT", "SERVER", "Frame", "Tracer", "extension_fields"]
 
 CLIENT, SERVER = "client", "server"
 _OTHER = {CLIENT: SERVER, SERVER: CLIENT}
@@ -162,8 +167,18 @@ class Tracer:
                 frame.violations.append(
                     f"{method} is a {entry.kind}: it {'needs' if entry.kind == 'request' else 'has no'} id"
                 )
+        elif (found := extension_method(method)) is not None:
+            extension, defined = found
+            frame.meaning = (
+                f"{extension.name}, {extension.id}: {defined.meaning} (from the {defined.sender} to the "
+                f"{defined.receiver}"
+                + ("" if extension.on_the_wire else ", over postMessage: not a message of the MCP connection")
+                + ")"
+            )
+            frame.spec = extension.spec
         else:
             frame.meaning = "a method this project's catalogue does not know (an extension's?)"
+        self._extensions(frame, method, params, request=True)
         revision = REVISIONS.get(self.revision or "")
         if revision is not None and entry is not None and not defined_in(method, revision):
             frame.violations.append(f"revision {revision.version} has no {method}")
@@ -296,6 +311,7 @@ class Tracer:
                         f"the server chose protocol version {version!r}, which no revision has"
                     )
             self.initialize_answered = True
+        self._extensions(frame, frame.method, result, request=False)
         revision = REVISIONS.get(self.revision or "")
         if revision is not None and revision.has_result_type and frame.sender == SERVER:
             kind = result.get("resultType")
@@ -306,6 +322,120 @@ class Tracer:
                 frame.meaning = f"input required: {keys or 'request state only'}"
                 if frame.method not in revision.input_request_methods:
                     frame.violations.append(f"{frame.method} may not answer with an InputRequiredResult")
+
+    def _extensions(self, frame: Frame, method: str | None, body: Any, request: bool) -> None:
+        notes, problems = extension_fields(method, body, request)
+        if notes:
+            frame.meaning = "; ".join([frame.meaning, *notes] if frame.meaning else notes)
+        frame.violations += problems
+
+
+# -- the extensions' fields (the catalogue's EXTENSIONS) ----------------------------------------------
+_APPS_SCHEMA = "https://modelcontextprotocol.io/ext-apps/schema.json#/$defs/"
+_APPS_MIME = "text/html;profile=mcp-app"
+
+
+def extension_fields(method: str | None, body: Any, request: bool) -> tuple[list[str], list[str]]:
+    """What the extensions' fields in a request's params (``request``) or a result say, and the rules
+    they break: ``(notes, violations)``. MCP Apps: its capability, tools' ``_meta.ui``, views."""
+    notes: list[str] = []
+    problems: list[str] = []
+    if not isinstance(body, dict):
+        return notes, problems
+    if request:
+        meta = body.get("_meta")
+        declared = body.get("capabilities") if method == wire.INITIALIZE else None
+        if declared is None and isinstance(meta, dict):
+            declared = meta.get(wire.CLIENT_CAPABILITIES)
+        _apps_capability(declared, "client", notes, problems)
+        return notes, problems
+    if method in (wire.INITIALIZE, wire.DISCOVER):
+        _apps_capability(body.get("capabilities"), "server", notes, problems)
+    elif method == wire.TOOLS_LIST and isinstance(body.get("tools"), list):
+        _apps_tools(body["tools"], notes, problems)
+    elif method == wire.RESOURCES_LIST and isinstance(body.get("resources"), list):
+        _apps_views(body["resources"], "resources", notes, problems)
+    elif method == wire.RESOURCES_READ and isinstance(body.get("contents"), list):
+        _apps_views(body["contents"], "contents", notes, problems)
+    return notes, problems
+
+
+def _apps_capability(capabilities: Any, side: str, notes: list[str], problems: list[str]) -> None:
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    settings = extensions.get(APPS.id) if isinstance(extensions, dict) else None
+    if settings is None:
+        return
+    if side == "client":
+        types = settings.get("mimeTypes") if isinstance(settings, dict) else None
+        notes.append(f"the client renders MCP Apps views ({APPS.id}: mimeTypes {types})")
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            problems.append(f"{APPS.id}: a client's settings list the view mimeTypes it renders (REQUIRED)")
+    else:
+        notes.append(f"the server offers MCP Apps views ({APPS.id})")
+    if not isinstance(settings, dict):
+        problems.append(f"capabilities.extensions[{APPS.id!r}] is a settings object")
+
+
+def _ui(entry: Any) -> Any:
+    meta = entry.get("_meta") if isinstance(entry, dict) else None
+    return meta.get("ui") if isinstance(meta, dict) else None
+
+
+def _apps_tools(tools: list[Any], notes: list[str], problems: list[str]) -> None:
+    links = []
+    for index, tool in enumerate(tools):
+        ui = _ui(tool)
+        if ui is None:
+            continue
+        name = tool.get("name") if isinstance(tool, dict) else None
+        where = f"tools[{index}] ({name}) _meta.ui"
+        problems += [f"{where}: {p.removeprefix('$: ')}" for p in _shape(ui, "McpUiToolMeta")]
+        if not isinstance(ui, dict):
+            continue
+        uri, visibility = ui.get("resourceUri"), ui.get("visibility")
+        if isinstance(uri, str) and not uri.startswith("ui://"):
+            problems.append(f"{where}.resourceUri {uri!r}: a view's URI MUST start with ui://")
+        app_only = isinstance(visibility, list) and "model" not in visibility
+        links.append(f"{name} -> {uri}" + (" (only for the view)" if app_only else ""))
+    if links:
+        notes.append("MCP Apps views: " + ", ".join(links))
+
+
+def _apps_views(entries: list[Any], member: str, notes: list[str], problems: list[str]) -> None:
+    views = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        uri, mime = entry.get("uri"), entry.get("mimeType")
+        is_view = isinstance(uri, str) and uri.startswith("ui://")
+        if not is_view and mime != _APPS_MIME:
+            continue
+        views.append(str(uri))
+        where = f"{member}[{index}] ({uri})"
+        if is_view and mime != _APPS_MIME:
+            level = "MUST" if member == "contents" else "SHOULD"
+            problems.append(f"{where}: a view's mimeType {level} be {_APPS_MIME}, not {mime!r}")
+        if (
+            member == "contents"
+            and not isinstance(entry.get("text"), str)
+            and not isinstance(entry.get("blob"), str)
+        ):
+            problems.append(f"{where}: a view's content MUST be given as text or blob")
+        ui = _ui(entry)
+        if ui is not None:
+            problems += [
+                f"{where} _meta.ui: {p.removeprefix('$: ')}" for p in _shape(ui, "McpUiResourceMeta")
+            ]
+    if views:
+        what = "read" if member == "contents" else "listed"
+        notes.append(
+            f"MCP Apps views {what}: {', '.join(views)} (the host renders them in a sandboxed iframe)"
+        )
+
+
+def _shape(value: Any, definition: str) -> list[str]:
+    """``value`` against a definition of the vendored ext-apps JSON Schema."""
+    return match(value, {"$schema": {"$ref": _APPS_SCHEMA + definition}})
 
 
 class _Schemas:

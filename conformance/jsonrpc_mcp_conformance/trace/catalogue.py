@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from jsonrpc_mcp import wire
 from jsonrpc_mcp.revisions import ALL_REVISIONS, REVISIONS, Revision
 
-__all__ = ["CATALOGUE", "Method", "defined_in", "earlier", "revisions_of", "spec_url"]
+__all__ = [
+    "CATALOGUE",
+    "EXTENSIONS",
+    "ExtensionEntry",
+    "ExtensionMethod",
+    "Method",
+    "defined_in",
+    "earlier",
+    "extension_method",
+    "revisions_of",
+    "spec_url",
+]
 
 SPEC_ROOT = "https://modelcontextprotocol.io/specification"
 _ORDER = {r.version: i for i, r in enumerate(ALL_REVISIONS)}  # the revisions, oldest first
@@ -351,3 +362,195 @@ def spec_url(method: str, revision: str) -> str:
 def earlier(version: str, other: str) -> bool:
     """Whether revision ``version`` comes before ``other`` among the revisions this project speaks."""
     return _ORDER.get(version, len(_ORDER)) < _ORDER.get(other, len(_ORDER))
+
+
+# -- extensions (SEP-2133): negotiated in capabilities.extensions, outside the revisions -----------------
+@dataclass(frozen=True)
+class ExtensionMethod:
+    """A method an extension defines. ``sender`` and ``receiver`` name the parties as the extension
+    does (MCP Apps: the view and its host, over ``postMessage``, never the MCP client and server)."""
+
+    name: str
+    sender: str
+    receiver: str
+    kind: str  # "request" or "notification"
+    meaning: str
+    answer: str = ""
+
+
+@dataclass(frozen=True)
+class ExtensionEntry:
+    """An extension: its identifier, where it is specified, and the fields and methods it adds."""
+
+    id: str
+    name: str
+    spec: str
+    summary: str
+    fields: dict[str, str]  # where in an MCP message -> what it means
+    methods: dict[str, ExtensionMethod]
+    on_the_wire: bool  # whether its methods travel between the MCP client and server
+
+
+APPS_SPEC = "https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx"
+
+
+def _apps_methods(*methods: ExtensionMethod) -> dict[str, ExtensionMethod]:
+    return {m.name: m for m in methods}
+
+
+APPS = ExtensionEntry(
+    id="io.modelcontextprotocol/ui",
+    name="MCP Apps (SEP-1865)",
+    spec=APPS_SPEC,
+    summary="a tool links to an HTML view (a ui:// resource) that the host renders in a sandboxed "
+    "iframe; the view talks JSON-RPC with the host over postMessage",
+    fields={
+        'capabilities.extensions["io.modelcontextprotocol/ui"]': "the side supports MCP Apps; a client "
+        'lists the view MIME types it renders: {"mimeTypes": ["text/html;profile=mcp-app"]}',
+        "tool _meta.ui.resourceUri": "the view (a ui:// resource, read with resources/read) the host "
+        "renders the tool's results in",
+        "tool _meta.ui.visibility": 'who may use the tool: "model" (the agent), "app" (the view, same '
+        'server only); both when omitted; without "model" a host keeps it from the agent',
+        "resource mimeType text/html;profile=mcp-app": "an MCP Apps view: an HTML5 document in text or "
+        "blob, under a ui:// URI",
+        "resource _meta.ui": "the view's sandbox requests: csp (connectDomains, resourceDomains, "
+        "frameDomains, baseUriDomains), permissions (camera, microphone, geolocation, clipboardWrite), "
+        "domain, prefersBorder",
+    },
+    methods=_apps_methods(
+        ExtensionMethod(
+            "ui/initialize",
+            "view",
+            "host",
+            "request",
+            "the view's handshake: its protocol version, appInfo and appCapabilities",
+            "the host's capabilities, hostInfo and hostContext (theme, display mode, container size...)",
+        ),
+        ExtensionMethod(
+            "ui/notifications/initialized", "view", "host", "notification", "the view is ready for data"
+        ),
+        ExtensionMethod(
+            "ui/notifications/tool-input",
+            "host",
+            "view",
+            "notification",
+            "the complete arguments of the tool call the view belongs to",
+        ),
+        ExtensionMethod(
+            "ui/notifications/tool-input-partial",
+            "host",
+            "view",
+            "notification",
+            "the tool call's arguments so far, while the model is still writing them",
+        ),
+        ExtensionMethod(
+            "ui/notifications/tool-result",
+            "host",
+            "view",
+            "notification",
+            "the tool's result (content, structuredContent, _meta) once the call ended",
+        ),
+        ExtensionMethod(
+            "ui/notifications/tool-cancelled",
+            "host",
+            "view",
+            "notification",
+            "the tool call was cancelled (params.reason may say why)",
+        ),
+        ExtensionMethod(
+            "ui/resource-teardown",
+            "host",
+            "view",
+            "request",
+            "the host is about to remove the view (it may save its state first)",
+            "an empty result, when the view is ready to go",
+        ),
+        ExtensionMethod(
+            "ui/notifications/request-teardown",
+            "view",
+            "host",
+            "notification",
+            "the view asks the host to remove it",
+        ),
+        ExtensionMethod(
+            "ui/notifications/size-changed",
+            "view",
+            "host",
+            "notification",
+            "the view's content size changed (width, height in pixels)",
+        ),
+        ExtensionMethod(
+            "ui/notifications/host-context-changed",
+            "host",
+            "view",
+            "notification",
+            "part of the host context changed (theme, display mode, size...): merge it",
+        ),
+        ExtensionMethod(
+            "ui/message",
+            "view",
+            "host",
+            "request",
+            "the view adds a message to the conversation (role and content)",
+            "an empty result, or an error when the host refused",
+        ),
+        ExtensionMethod(
+            "ui/open-link",
+            "view",
+            "host",
+            "request",
+            "the view asks the host to open a URL (the sandbox cannot)",
+            "an empty result, or an error when the host refused",
+        ),
+        ExtensionMethod(
+            "ui/update-model-context",
+            "view",
+            "host",
+            "request",
+            "the view replaces what it tells the model (content, structuredContent) from the next turn",
+            "an empty result",
+        ),
+        ExtensionMethod(
+            "ui/request-display-mode",
+            "view",
+            "host",
+            "request",
+            "the view asks for another display mode (inline, fullscreen, pip)",
+            "the display mode the host set",
+        ),
+        ExtensionMethod(
+            "ui/download-file",
+            "view",
+            "host",
+            "request",
+            "the view asks the host to download a file for the user (ext-apps 2.0.4)",
+            "an empty result, or an error when the host refused",
+        ),
+        ExtensionMethod(
+            "ui/notifications/sandbox-proxy-ready",
+            "sandbox proxy",
+            "host",
+            "notification",
+            "a web host's sandbox proxy iframe is ready to load the view",
+        ),
+        ExtensionMethod(
+            "ui/notifications/sandbox-resource-ready",
+            "host",
+            "sandbox proxy",
+            "notification",
+            "the view's HTML, CSP and permissions for the sandbox proxy to load",
+        ),
+    ),
+    on_the_wire=False,
+)
+
+EXTENSIONS: dict[str, ExtensionEntry] = {APPS.id: APPS}
+
+
+def extension_method(method: str) -> tuple[ExtensionEntry, ExtensionMethod] | None:
+    """The extension defining ``method`` and its entry, or None."""
+    for extension in EXTENSIONS.values():
+        found = extension.methods.get(method)
+        if found is not None:
+            return extension, found
+    return None

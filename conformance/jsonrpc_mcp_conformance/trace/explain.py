@@ -8,8 +8,8 @@ from typing import Any
 from jsonrpc_mcp import wire
 from jsonrpc_mcp.revisions import ALL_REVISIONS, REVISIONS
 
-from .annotate import CLIENT, SERVER, Tracer
-from .catalogue import CATALOGUE, SPEC_ROOT, earlier, revisions_of, spec_url
+from .annotate import CLIENT, SERVER, Tracer, extension_fields
+from .catalogue import CATALOGUE, SPEC_ROOT, earlier, extension_method, revisions_of, spec_url
 
 __all__ = ["explain"]
 
@@ -82,6 +82,8 @@ def _request(message: dict[str, Any], revision: str | None) -> str:
         f"{'A request' if is_request else 'A notification'} {method}"
         + (f" (id {json.dumps(message['id'])})" if is_request else "")
     ]
+    if entry is None and (found := extension_method(method)) is not None:
+        return _extension_request(method, is_request, *found)
     if entry is None:
         lines.append("Not a method of any MCP revision this project knows (an extension's, or a typo).")
         lines.append(
@@ -112,6 +114,8 @@ def _request(message: dict[str, Any], revision: str | None) -> str:
             lines.append(f"In {version}: not yet defined (it came in {defined[0]}).")
     target = revision or (defined[-1] if defined else ALL_REVISIONS[-1].version)
     lines.append(f"Specification: {spec_url(method, target)}")
+    # (with a revision the verdict below lists what the extension fields break, with the rest)
+    lines += _extension_lines(method, message.get("params"), request=True, problems=revision is None)
     if revision is not None:
         sender = SERVER if entry.sender == SERVER else CLIENT
         tracer = Tracer()
@@ -149,12 +153,60 @@ def _answer(message: dict[str, Any], revision: str | None) -> str:
     else:
         return "A JSON-RPC message with neither method, result nor error: invalid.\n"
     lines.append("Which request it answers is known only from the conversation: its id pairs it.")
+    if "result" in message:
+        lines += _extension_lines(_answered(message["result"]), message["result"], request=False)
     if revision is not None:
         tracer = Tracer()
         tracer.revision = revision
         frame = tracer.feed(SERVER, json.dumps(message), 0.0)[0]
         lines += _verdict([v for v in frame.violations if not v.startswith("answers no pending")], revision)
     return "\n".join(lines) + "\n"
+
+
+def _extension_request(method: str, is_request: bool, extension: Any, defined: Any) -> str:
+    lines = [
+        f"{'A request' if is_request else 'A notification'} {method} of the extension {extension.id} "
+        f"({extension.name}: {extension.summary}).",
+        f"Meaning: {defined.meaning}.",
+        f"Sent by: the {defined.sender}, to the {defined.receiver}.",
+    ]
+    if not extension.on_the_wire:
+        lines.append(
+            "It travels between the view and its host over postMessage, never on the MCP connection: an "
+            "MCP server answers it with -32601 Method not found."
+        )
+    if defined.kind == "request":
+        lines.append(f"The answer: {defined.answer}.")
+        if not is_request:
+            lines.append("It is a request, but this message has no id: nobody will answer it.")
+    else:
+        lines.append("A notification: it has no id and nobody answers it.")
+    lines.append(f"Specification: {extension.spec}")
+    return "\n".join(lines) + "\n"
+
+
+def _answered(result: Any) -> str | None:
+    """The method a result most likely answers, from its members (for the extensions' fields)."""
+    if not isinstance(result, dict):
+        return None
+    for member, method in (
+        ("tools", wire.TOOLS_LIST),
+        ("resources", wire.RESOURCES_LIST),
+        ("contents", wire.RESOURCES_READ),
+        ("supportedVersions", wire.DISCOVER),
+        ("protocolVersion", wire.INITIALIZE),
+    ):
+        if member in result:
+            return method
+    return None
+
+
+def _extension_lines(method: str | None, body: Any, request: bool, problems: bool = True) -> list[str]:
+    notes, broken = extension_fields(method, body, request)
+    lines = [f"Extension: {note}." for note in notes]
+    if broken and problems:
+        lines += ["Its extension fields break:", *(f"  ! {p}" for p in broken)]
+    return lines
 
 
 def _unlisted(code: int) -> str:
