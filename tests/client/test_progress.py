@@ -11,11 +11,12 @@ import pytest
 from jsonrpc_mcp import Client, Context, Server
 from jsonrpc_mcp.http import McpHttpApp
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 from tests.http.support import serving
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 
 
 def make_server() -> Server:

@@ -19,6 +19,7 @@ from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import APPS_FAULTS, FAULTS, serve_with_faults
 from jsonrpc_mcp_conformance.fixtures import default_spec_dir
 from jsonrpc_mcp_conformance.match import match
+from tests import timeouts
 
 SPEC = load_spec()
 APPS = {f.id for f in SPEC.fixtures if f.area == "apps"}
@@ -43,7 +44,7 @@ def example(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.
 
 async def _run(server: Server, faults: list[str] | tuple[str, ...] = ()) -> Run:
     target = InProcessTarget(functools.partial(serve_with_faults, server, faults=faults))
-    with anyio.fail_after(60):
+    with anyio.fail_after(timeouts.RUN):
         return await check(target, timeout=3, only=["apps:*"], spec=SPEC)
 
 

@@ -15,12 +15,13 @@ from jsonrpc_mcp.errors import RegistrationError
 from jsonrpc_mcp.jsonrpc.errors import JsonRpcError
 from jsonrpc_mcp.server import CallNext
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 ERAS = pytest.mark.parametrize("mode", ["legacy", MODERN])
-TIMEOUT = 10.0
+TIMEOUT = timeouts.STEP
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 

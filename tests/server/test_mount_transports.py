@@ -18,6 +18,7 @@ import pytest
 
 from jsonrpc_mcp import Client
 from jsonrpc_mcp.testing import connect
+from tests import timeouts
 
 from ..helpers import composed_server
 from ..http.support import serving
@@ -25,7 +26,7 @@ from ..http.support import serving
 pytestmark = pytest.mark.anyio
 
 SERVER_FILE = Path(composed_server.__file__).resolve()
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 
 
 async def _check(client: Client, carrier: str) -> None:

@@ -10,11 +10,12 @@ import anyio
 import pytest
 
 from jsonrpc_mcp import Client, Server
+from tests import timeouts
 from tests.proxy.support import served_http
 
 pytestmark = pytest.mark.anyio
 
-CALL_TIMEOUT = 15.0
+CALL_TIMEOUT = timeouts.STARTUP
 SCRIPT = """
 import sys
 from jsonrpc_mcp import Server

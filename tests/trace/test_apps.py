@@ -18,6 +18,7 @@ from jsonrpc_mcp.testing import connect
 from jsonrpc_mcp_conformance.trace import Tracer, explain
 from jsonrpc_mcp_conformance.trace.annotate import CLIENT, SERVER, Frame
 from jsonrpc_mcp_conformance.trace.catalogue import APPS, CATALOGUE, EXTENSIONS, extension_method
+from tests import timeouts
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
@@ -37,7 +38,7 @@ def _exchange(tracer: Tracer, rid: int, method: str, params: dict[str, Any], res
 async def _everything_answers() -> dict[str, Any]:
     """What examples/everything answers a host that declared the extension (2025-11-25)."""
     server = load_target(f"{EVERYTHING}:create_server")
-    with anyio.fail_after(30):
+    with anyio.fail_after(timeouts.STARTUP):
         async with connect(server, extensions={EXTENSION_ID: CLIENT_SETTINGS}) as client:
             return {
                 "capabilities": client.server_capabilities,

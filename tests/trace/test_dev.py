@@ -15,12 +15,13 @@ import anyio.abc
 import pytest
 
 from jsonrpc_mcp import Client
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
-START_TIMEOUT = 60.0  # the dev process and its child server importing everything
-CALL_TIMEOUT = 15.0
-STOP_TIMEOUT = 15.0
+START_TIMEOUT = timeouts.RUN  # the dev process and its child server importing everything
+CALL_TIMEOUT = timeouts.STARTUP
+STOP_TIMEOUT = timeouts.STARTUP
 _DEV = re.compile(r"^dev: serving .* at (http://\S+) ")
 
 SERVER = """

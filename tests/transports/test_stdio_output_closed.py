@@ -9,9 +9,11 @@ from pathlib import Path
 
 import orjson
 
+from tests import timeouts
+
 REPO = Path(__file__).resolve().parents[2]
 ECHO = REPO / "tests" / "server" / "servers" / "echo_server.py"
-TIMEOUT = 20.0
+TIMEOUT = timeouts.STARTUP
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
