@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 
 from jsonrpc_mcp import wire
 
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, PASS, SKIP, Abort, Channel, Seen, _dump
 from ._channel import sent_request_ids as sent_request_ids
 from ._invariants import judge_invariant, load_message_schema
+from ._reuse import Recording, Replay, first_frame, untouched
 from ._steps import _expect_message as _expect_message
 from ._steps import _paginate as _paginate
 from ._steps import _run_steps, advertised_versions
@@ -68,9 +70,6 @@ class Verdict:
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
     frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
-    # a failure that left nothing in flight (the follow-up's answer proved no answer would come): the
-    # session may serve the next fixture
-    in_sync: bool = field(default=False, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -140,7 +139,9 @@ def _describe_answer(answer: Any, timeout: float, channel: Channel | None = None
     return f"{_NOTHING} within {timeout:g} s" + (f" ({said})" if said else "")
 
 
-async def _open_session(channel: Channel, revision: str, variables: dict[str, Any]) -> tuple[bool, str]:
+async def _open_session(
+    channel: Channel, revision: str, variables: dict[str, Any], rid: Any = "conformance-init"
+) -> tuple[bool, str]:
     """Legacy: initialize + initialized. Modern: server/discover. Returns (supported, detail): the
     session is open, and the server does or does not speak ``revision``. Raises :class:`Abort` when
     no session could be opened (no answer in time, an error, a broken connection): the caller must
@@ -149,7 +150,7 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
     timeout = channel.options.handshake_timeout
     channel.conn_timeout(timeout)
     try:
-        return await _handshake(channel, revision, variables, timeout)
+        return await _handshake(channel, revision, variables, timeout, rid)
     finally:
         channel.conn_timeout(None)
 
@@ -165,7 +166,7 @@ async def _handshake_answer(channel: Channel, timeout: float) -> Any:
 
 
 async def _handshake(
-    channel: Channel, revision: str, variables: dict[str, Any], timeout: float
+    channel: Channel, revision: str, variables: dict[str, Any], timeout: float, rid: Any
 ) -> tuple[bool, str]:
     if revision in MODERN_REVISIONS:
         request = {
@@ -188,8 +189,10 @@ async def _handshake(
         if isinstance(versions, list):
             variables["advertised"] = [v for v in versions if isinstance(v, str)]
         return revision in versions, f"supportedVersions {versions}"
-    await channel.send(_dump(initialize_request(revision)))
+    await channel.send(_dump(initialize_request(revision, rid)))
     answer = await _handshake_answer(channel, timeout)
+    if isinstance(channel.conn, Recording):  # the answer is judged by the fixtures sending this frame too
+        channel.conn.stop()
     if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
         raise Abort(
             ERROR,
@@ -264,7 +267,6 @@ async def _run_fixture(
             said = channel.diagnosis()  # what came instead of an answer, if anything
             if channel.ended_by:
                 said = f"the follow-up {channel.ended_by} was answered first" + (f"; {said}" if said else "")
-                verdict.in_sync = not channel.streams
             if said:
                 verdict.problems = [*abort.problems, said]
         verdict.expected = abort.expected
@@ -335,6 +337,24 @@ async def _run_revision(
     session_stack: contextlib.AsyncExitStack | None = None
     open_failures: list[str] = []
     open_frames: list[str] = []  # the transcript of the latest failed opening
+    # fresh fixtures that send the same first frame share one observation (see ``_reuse``)
+    fresh_variables = base_variables(revision)
+    fresh_variables.update(target_variables(target))
+    shared: dict[str, bytes] = {}  # fixture id -> its first frame, when another fixture sends it too
+    if transport != "http":
+        frames = {f.id: first_frame(f, revision, transport, fresh_variables) for f in fresh_fixtures}
+        sent_by: dict[bytes, int] = {}
+        for frame in frames.values():
+            if frame is not None:
+                sent_by[frame] = sent_by.get(frame, 0) + 1
+        shared = {fid: frame for fid, frame in frames.items() if frame is not None and sent_by[frame] > 1}
+    records: dict[bytes, tuple[bytes, list[Any], str]] = {}
+    # the session's handshake may be that frame: a legacy initialize of this revision, no capabilities
+    handshake_rid: Any = "conformance-init"
+    for frame in shared.values():
+        rid = orjson.loads(frame).get("id")
+        if revision in LEGACY_REVISIONS and frame == _dump(initialize_request(revision, rid)):
+            handshake_rid = rid
 
     async def close_session() -> None:
         nonlocal channel, session_stack
@@ -352,10 +372,13 @@ async def _run_revision(
         nonlocal channel, session_stack
         session_stack = contextlib.AsyncExitStack()
         conn = await session_stack.enter_async_context(target.connect())
+        handshake = _dump(initialize_request(revision, handshake_rid))
+        if handshake_rid != "conformance-init" and handshake not in records:
+            conn = Recording(conn, handshake)
         channel = Channel(conn, log, options)
         channel.fixture = "(session setup)"
         try:
-            supported, detail = await _open_session(channel, revision, variables)
+            supported, detail = await _open_session(channel, revision, variables, handshake_rid)
         except Abort as abort:
             reason = "; ".join(abort.problems) or abort.status
             if not info.detail:
@@ -368,6 +391,8 @@ async def _run_revision(
             open_frames[:] = frames
             raise failed from None
         open_failures.clear()
+        if isinstance(conn, Recording) and conn.record is not None:
+            records[handshake] = conn.record
         for version in variables.pop("advertised", []):
             if version not in info.advertised:
                 info.advertised.append(version)
@@ -419,27 +444,23 @@ async def _run_revision(
             assert channel is not None
             verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
             verdicts.append(verdict)
-            if verdict.status in (FAIL, ERROR) and not verdict.in_sync:
+            if verdict.status in (FAIL, ERROR) and not await channel.resync(variables):
                 # whatever the failure left in flight must not leak into the next fixture: new session
                 await close_session()
     finally:
         await close_session()
-    for fixture in fresh_fixtures:
-        async with contextlib.AsyncExitStack() as stack:
-            conn = await stack.enter_async_context(target.connect())
-            fresh = Channel(conn, log, options)
-
-            async def reconnect(stack: contextlib.AsyncExitStack = stack) -> Connection:
-                return await stack.enter_async_context(target.connect())
-
-            fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
-            variables_fresh = base_variables(revision)
-            variables_fresh.update(target_variables(target))
-            variables_fresh["capabilities"] = variables.get("capabilities", {})
-            verdicts.append(await _run_fixture(fixture, fresh, variables_fresh, revision, transport, False))
-            sent.extend(fresh.sent_ids)
-            for rid, names in fresh.sent_methods.items():
+    spare: _Spare | None = None  # a connection a fresh fixture left untouched, for the next one
+    try:
+        for fixture in fresh_fixtures:
+            reused = _Reuse(shared.get(fixture.id), records, spare)
+            verdicts.append(await _run_fresh(target, fixture, revision, options, variables, reused, log))
+            spare = reused.spare
+            sent.extend(reused.sent)
+            for rid, names in reused.methods.items():
                 methods.setdefault(rid, set()).update(names)
+    finally:
+        if spare is not None:
+            await spare[0].aclose()
     schema = load_message_schema(options.schema_dir, revision) if options.schema_dir else None
     for fixture in invariants:
         problems = judge_invariant(
@@ -456,6 +477,80 @@ async def _run_revision(
         else:
             verdicts.append(Verdict(fixture.id, revision, transport, PASS, fixture))
     return info, verdicts
+
+
+_Spare = tuple[contextlib.AsyncExitStack, Connection]
+
+
+@dataclass
+class _Reuse:
+    """What a fresh fixture may reuse, and what it leaves: the frame it shares with other fixtures
+    (None: none), the records of shared frames answered so far, a spare connection (taken: None; left:
+    the one it ends with), and the request ids and methods it sent."""
+
+    frame: bytes | None
+    records: dict[bytes, tuple[bytes, list[Any], str]]
+    spare: _Spare | None
+    sent: list[Any] = field(default_factory=list)
+    methods: dict[str, set[str]] = field(default_factory=dict)
+
+
+async def _run_fresh(
+    target: Target,
+    fixture: Fixture,
+    revision: str,
+    options: Options,
+    variables: dict[str, Any],
+    reuse: _Reuse,
+    log: list[Seen],
+) -> Verdict:
+    """A fresh fixture: on the record of its shared frame when there is one, else on the spare
+    connection or a new one (see ``_reuse``)."""
+    transport = target.transport
+    fresh_variables = base_variables(revision)
+    fresh_variables.update(target_variables(target))
+    fresh_variables["capabilities"] = variables.get("capabilities", {})
+    if reuse.frame is not None and reuse.frame in reuse.records:  # judged on the answer already seen
+        replayed = Channel(Replay(transport, reuse.records[reuse.frame]), [], options)
+        return await _run_fixture(fixture, replayed, fresh_variables, revision, transport, False)
+    stacks: list[contextlib.AsyncExitStack] = []
+    if reuse.spare is not None:
+        stack, conn = reuse.spare
+        reuse.spare = None
+    else:
+        stack = contextlib.AsyncExitStack()
+        conn = await stack.enter_async_context(target.connect())
+    stacks.append(stack)
+    if reuse.frame is not None:
+        conn = Recording(conn, reuse.frame)
+    fresh = Channel(conn, log, options)
+
+    async def reconnect() -> Connection:
+        stacks.append(contextlib.AsyncExitStack())
+        return await stacks[-1].enter_async_context(target.connect())
+
+    fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
+    try:
+        verdict = await _run_fixture(fixture, fresh, fresh_variables, revision, transport, False)
+        if isinstance(conn, Recording):
+            conn.stop()
+            if reuse.frame is not None and conn.record is not None:
+                reuse.records[reuse.frame] = conn.record
+        reuse.sent.extend(fresh.sent_ids)
+        for rid, names in fresh.sent_methods.items():
+            reuse.methods.setdefault(rid, set()).update(names)
+        current = fresh.conn.inner if isinstance(fresh.conn, Recording) else fresh.conn
+        if (
+            verdict.status == PASS
+            and transport != "http"
+            and untouched(fresh, revision)
+            and not await current.wait_exit(0)
+        ):
+            reuse.spare = (stacks.pop(), current)
+    finally:
+        for each in reversed(stacks):
+            await each.aclose()
+    return verdict
 
 
 async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], options: Options) -> Run:
