@@ -87,9 +87,11 @@ class Options:
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
     schema_dir: Path | None = None
     exit_timeout: float = 3.0
-    # revisions run one after another when the first handshake took longer than this (a slow
-    # server or a loaded machine: concurrent sessions would only slow each other down)
+    # revisions start one at a time when the first handshake took longer than this (a slow server or
+    # a loaded machine), and go back to one at a time whenever an answer takes longer than
+    # ``timeout * slow_answer`` (see :class:`Pace`)
     serial_after: float = 1.0
+    slow_answer: float = 0.2
     # spawning the server and the handshake (initialize / server/discover); None: ``timeout``
     startup_timeout: float | None = None
 
@@ -123,6 +125,51 @@ class Run:
     def failures(self) -> list[Verdict]:
         """The verdicts that failed or errored and were not expected to."""
         return [v for v in self.verdicts if v.status in (FAIL, ERROR) and not v.expected_failure]
+
+
+class Pace:
+    """How many revisions may run a fixture at once: backs off when answers slow down.
+
+    Theory of operation: every fixture (and every session opening) holds a slot of a capacity
+    limiter while it runs. The run starts with one slot per revision, or one when the first
+    handshake was slow. Any answer slower than ``slow`` seconds (a fifth of the response timeout by
+    default: far from a timeout still) takes the width down to one at once, so a server or machine
+    that slows down is no longer asked several things at a time; every ``calm`` answers in a row
+    quicker than half of that give one slot back, up to ``widest``. Starting a process is not an
+    answer (its first answer has the start-up timeout): only answers on connections already heard
+    from count. Concurrency never decides a verdict; it only keeps answers far from their timeout."""
+
+    def __init__(self, widest: int, slow: float, calm: int = 10) -> None:
+        self.widest = max(widest, 1)
+        self.slow = slow
+        self.calm = calm
+        self.limiter = anyio.CapacityLimiter(self.widest)
+        self._quick = 0
+        self.narrowed = 0  # how many times the width went down to one (for the tests and the log)
+
+    @property
+    def width(self) -> int:
+        return int(self.limiter.total_tokens)
+
+    def narrow(self) -> None:
+        if self.width > 1:
+            self.narrowed += 1
+            self.limiter.total_tokens = 1
+        self._quick = 0
+
+    def answered(self, seconds: float) -> None:
+        """One answer took ``seconds``."""
+        if seconds > self.slow:
+            self.narrow()
+        elif seconds < self.slow / 2:
+            self._quick += 1
+            if self._quick >= self.calm and self.width < self.widest:
+                self.limiter.total_tokens = self.width + 1
+                self._quick = 0
+
+    def slot(self) -> anyio.CapacityLimiter:
+        """``async with pace.slot():`` around one fixture."""
+        return self.limiter
 
 
 def _actual(answer: Any) -> str:
@@ -312,6 +359,7 @@ async def _run_revision(
     options: Options,
     explicit: bool,
     on_handshake: Callable[[float], None] | None = None,
+    pace: Pace | None = None,
 ) -> tuple[RevisionRun, list[Verdict]]:
     """Theory of operation: the session fixtures share one session (connection + handshake). A
     fixture that fails or errs may leave requests in flight, so its session is closed and the next
@@ -320,7 +368,8 @@ async def _run_revision(
     be taken for a fixture's response. The fixture that needed it is an ERROR with the reason; after
     two failed openings in a row the remaining session fixtures are ERRORs without further attempts
     (a server that never answers would otherwise cost a timeout per fixture). Fresh fixtures each get
-    a connection of their own; invariants are judged last over every frame of the revision."""
+    a connection of their own; invariants are judged last over every frame of the revision. Every
+    fixture and session opening holds a slot of ``pace`` (see :class:`Pace`)."""
     transport = target.transport
     log: list[Seen] = []
     sent: list[Any] = []
@@ -335,6 +384,11 @@ async def _run_revision(
     variables.update(target_variables(target))
     channel: Channel | None = None
     session_stack: contextlib.AsyncExitStack | None = None
+
+    def slot() -> contextlib.AbstractAsyncContextManager[Any]:
+        return pace.slot() if pace is not None else contextlib.AsyncExitStack()
+
+    on_latency = pace.answered if pace is not None else None
     open_failures: list[str] = []
     open_frames: list[str] = []  # the transcript of the latest failed opening
     # fresh fixtures that send the same first frame share one observation (see ``_reuse``)
@@ -376,6 +430,7 @@ async def _run_revision(
         if handshake_rid != "conformance-init" and handshake not in records:
             conn = Recording(conn, handshake)
         channel = Channel(conn, log, options)
+        channel.on_latency = on_latency
         channel.fixture = "(session setup)"
         try:
             supported, detail = await _open_session(channel, revision, variables, handshake_rid)
@@ -405,7 +460,8 @@ async def _run_revision(
         failure: Abort | None = None
         began = time.perf_counter()
         try:
-            await open_session()
+            async with slot():
+                await open_session()
         except Abort as abort:
             failure = abort
         finally:
@@ -414,7 +470,8 @@ async def _run_revision(
         if failure is not None and failure.actual == _NOTHING:
             # a handshake lost to load says nothing of the revision: again
             try:
-                await open_session()
+                async with slot():
+                    await open_session()
                 failure = None
             except Abort as again:
                 failure = again
@@ -437,14 +494,17 @@ async def _run_revision(
                     verdicts.append(unopened(fixture, [problem], list(open_frames)))
                     continue
                 try:
-                    await open_session()
+                    async with slot():
+                        await open_session()
                 except Abort as abort:
                     verdicts.append(unopened(fixture, abort.problems, abort.frames))
                     continue
             assert channel is not None
-            verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
-            verdicts.append(verdict)
-            if verdict.status in (FAIL, ERROR) and not await channel.resync(variables):
+            async with slot():
+                verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
+                verdicts.append(verdict)
+                in_sync = verdict.status not in (FAIL, ERROR) or await channel.resync(variables)
+            if not in_sync:
                 # whatever the failure left in flight must not leak into the next fixture: new session
                 await close_session()
     finally:
@@ -452,8 +512,9 @@ async def _run_revision(
     spare: _Spare | None = None  # a connection a fresh fixture left untouched, for the next one
     try:
         for fixture in fresh_fixtures:
-            reused = _Reuse(shared.get(fixture.id), records, spare)
-            verdicts.append(await _run_fresh(target, fixture, revision, options, variables, reused, log))
+            reused = _Reuse(shared.get(fixture.id), records, spare, on_latency)
+            async with slot():
+                verdicts.append(await _run_fresh(target, fixture, revision, options, variables, reused, log))
             spare = reused.spare
             sent.extend(reused.sent)
             for rid, names in reused.methods.items():
@@ -491,6 +552,7 @@ class _Reuse:
     frame: bytes | None
     records: dict[bytes, tuple[bytes, list[Any], str]]
     spare: _Spare | None
+    on_latency: Callable[[float], None] | None = None
     sent: list[Any] = field(default_factory=list)
     methods: dict[str, set[str]] = field(default_factory=dict)
 
@@ -524,6 +586,7 @@ async def _run_fresh(
     if reuse.frame is not None:
         conn = Recording(conn, reuse.frame)
     fresh = Channel(conn, log, options)
+    fresh.on_latency = reuse.on_latency
 
     async def reconnect() -> Connection:
         stacks.append(contextlib.AsyncExitStack())
@@ -562,11 +625,12 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
     results: dict[str, tuple[RevisionRun, list[Verdict]]] = {}
 
     first_handshake = anyio.Event()
-    took: list[float] = []
+    checked = [r for r in revisions if r in TRANSPORT_REVISIONS.get(target.transport, every)]
+    pace = Pace(len(checked), options.timeout * options.slow_answer)
 
     def noted(seconds: float) -> None:
-        if not took:
-            took.append(seconds)
+        if not first_handshake.is_set() and seconds > options.serial_after:
+            pace.narrow()  # a slow first start: one at a time until answers prove quick
         first_handshake.set()
 
     async def one(revision: str) -> None:
@@ -576,35 +640,22 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
                 detail = f"not checked: {target.transport} is a transport of {first} and later"
                 results[revision] = (RevisionRun(revision, False, detail), [])
                 return
-            results[revision] = await _run_revision(target, fixtures, revision, options, explicit, noted)
+            results[revision] = await _run_revision(
+                target, fixtures, revision, options, explicit, noted, pace
+            )
         finally:
             first_handshake.set()
 
     # Theory of operation: the first revision starts alone; once its first handshake is done, the
-    # others start at once, or, when that handshake took longer than ``serial_after`` (a slow server,
-    # a loaded machine), one after another: concurrent sessions would then only make each other late.
-    first_done = anyio.Event()
-    checked = [r for r in revisions if r in TRANSPORT_REVISIONS.get(target.transport, every)]
+    # others start too, each fixture holding a slot of the run's :class:`Pace` (one at a time when the
+    # first handshake took longer than ``serial_after``, or while answers are slow).
     rest = [r for r in revisions if r not in checked[:1]]
-
-    async def first() -> None:
-        try:
-            await one(checked[0])
-        finally:
-            first_done.set()
-
     async with anyio.create_task_group() as tg:
         if checked:
-            tg.start_soon(first)
+            tg.start_soon(one, checked[0])
             await first_handshake.wait()
-        serial = bool(took) and took[0] > options.serial_after
-        if serial:
-            await first_done.wait()
         for revision in rest:
-            if serial:
-                await one(revision)
-            else:
-                tg.start_soon(one, revision)
+            tg.start_soon(one, revision)
     verdicts: list[Verdict] = []
     infos: list[RevisionRun] = []
     advertised = {version: r for r in revisions for version in results[r][0].advertised}
