@@ -482,6 +482,11 @@ async def _run_revision(
                 verdict.frames = failure.frames
                 return info, [verdict]
             return info, []
+        rule = next((f for f in invariants if f.invariant == "jsonrpc-version"), None)
+        problems = judge_invariant("jsonrpc-version", log, [], {}, None) if rule is not None else []
+        if rule is not None and problems:  # the first answers already show it: say so at once
+            frames = list(channel.transcript) if channel is not None else []
+            return info, _not_json_rpc(rule, applicable, revision, transport, problems, frames)
 
         def unopened(fixture: Fixture, problems: list[str], frames: list[Any]) -> Verdict:
             """The ERROR of a fixture that found no session to run in."""
@@ -538,6 +543,25 @@ async def _run_revision(
         else:
             verdicts.append(Verdict(fixture.id, revision, transport, PASS, fixture))
     return info, verdicts
+
+
+def _not_json_rpc(
+    rule: Fixture,
+    applicable: list[Fixture],
+    revision: str,
+    transport: str,
+    problems: list[str],
+    frames: list[str],
+) -> list[Verdict]:
+    """The verdicts of a revision whose handshake was answered with messages that are not JSON-RPC 2.0
+    (a ``jsonrpc`` member other than "2.0"): that one failure, found on the first answer, and every
+    other requirement not checked (each would fail for the same reason: one fault, one failure)."""
+    failed = Verdict(rule.id, revision, transport, FAIL, rule, problems, '"jsonrpc": "2.0"', problems[0])
+    failed.frames = frames
+    note = f"not checked: the server's messages are not JSON-RPC 2.0 (see {rule.id})"
+    return [failed] + [
+        Verdict(f.id, revision, transport, SKIP, f, note=note) for f in applicable if f.id != rule.id
+    ]
 
 
 _Spare = tuple[contextlib.AsyncExitStack, Connection]
