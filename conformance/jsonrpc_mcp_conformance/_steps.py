@@ -519,7 +519,8 @@ def valid_arguments(schema: Any, given: dict[str, Any]) -> Any:
     made up with certainty (a pattern, a format, a nested object with required members...)."""
     if not isinstance(schema, dict) or not isinstance(given, dict):
         return _OMIT
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    found = schema.get("properties")
+    properties: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = dict(given)
     for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
         if name in arguments:

@@ -485,8 +485,8 @@ async def _run_revision(
         rule = next((f for f in invariants if f.invariant == "jsonrpc-version"), None)
         problems = judge_invariant("jsonrpc-version", log, [], {}, None) if rule is not None else []
         if rule is not None and problems:  # the first answers already show it: say so at once
-            frames = list(channel.transcript) if channel is not None else []
-            return info, _not_json_rpc(rule, applicable, revision, transport, problems, frames)
+            transcript = list(channel.transcript) if channel is not None else []
+            return info, _not_json_rpc(rule, applicable, revision, transport, problems, transcript)
 
         def unopened(fixture: Fixture, problems: list[str], frames: list[Any]) -> Verdict:
             """The ERROR of a fixture that found no session to run in."""
