@@ -14,6 +14,7 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
                            with bounds is ``test_bounded_required`` (its bounded properties are required)
 ``no-validation-required`` ``tools/call`` arguments of ``test_bounded_required`` are never checked (emulated:
                            they are replaced by valid ones on the way in)
+``deaf-after-parse-error`` after a frame that is no JSON it answers nothing any more (it stops serving)
 ``jsonrpc-space``          every message it sends says ``"jsonrpc": "2.0 "`` (a malformed ``jsonrpc`` member)
 ``repeats-page``           the first page of ``tools/list`` gets a ``nextCursor`` whose page is the first
                            page again (every tool listed twice)
@@ -71,6 +72,7 @@ FAULTS = (
     "no-validation",
     "required-bounds-only",  # (issue 26: bounded arguments of required properties)
     "no-validation-required",
+    "deaf-after-parse-error",
     "jsonrpc-space",  # (issue 26: a malformed jsonrpc member, found on the first answer)
     "repeats-page",
     "resource-not-found-32002",
@@ -216,6 +218,7 @@ class FaultyStream:
         self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
         self.task_requests: dict[Any, str] = {}  # request id -> the tasks/* method it called
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
+        self.deaf = False  # deaf-after-parse-error: it answers nothing any more
         self.tool_lists: set[Any] = set()  # required-bounds-only: the tools/list requests received
 
     async def receive(self) -> bytes:
@@ -223,6 +226,8 @@ class FaultyStream:
         try:
             value = orjson.loads(frame)
         except orjson.JSONDecodeError:
+            if "deaf-after-parse-error" in self.faults:
+                self.deaf = True
             return frame
         for item in _items(value):
             if not isinstance(item, dict) or not isinstance(item.get("method"), str):
@@ -276,7 +281,7 @@ class FaultyStream:
         except orjson.JSONDecodeError:
             await self.inner.send(message)
             return
-        if "silent-invalid" in self.faults and _invalid_answer(value):
+        if ("silent-invalid" in self.faults and _invalid_answer(value)) or self.deaf:
             return
         changed = False
         if "jsonrpc-space" in self.faults:
