@@ -140,12 +140,20 @@ async def test_a_failure_that_leaves_a_request_unanswered_gets_a_new_session() -
     target = CountingTarget([*FAULTY, "--fault=deaf-after-parse-error"])
     only = [KEEPS_SERVING, "lifecycle:ping:after-initialize"]
     with anyio.fail_after(120):
-        run = await check(target, revisions=["2025-11-25"], only=only, spec=SPEC, timeout=2, startup_timeout=5)
+        run = await check(
+            target, revisions=["2025-11-25"], only=only, spec=SPEC, timeout=2, startup_timeout=5
+        )
     assert {v.id: v.status for v in run.verdicts} == {KEEPS_SERVING: "fail", only[1]: "pass"}
     assert target.started == 2
 
 
-EVERYTHING = [sys.executable, "-m", "jsonrpc_mcp", "serve", str(ROOT / "examples" / "everything" / "server.py")]
+EVERYTHING = [
+    sys.executable,
+    "-m",
+    "jsonrpc_mcp",
+    "serve",
+    str(ROOT / "examples" / "everything" / "server.py"),
+]
 
 
 async def test_fresh_fixtures_share_processes_where_nothing_needs_a_new_one() -> None:
