@@ -170,8 +170,8 @@ def create_server() -> Server:
         return f"computed {label} after {seconds:g}s"
 
     @server.tool()
-    def test_tool_list_changed() -> str:
-        """Add a tool and remove it again (the harness's convention for a tool-list change)."""
+    def test_trigger_tool_change() -> str:
+        """Add a tool and remove it again (the official suite's hook for a tool-list change)."""
         server.add_tool("temporary", echo, description="Exists only during a call", replace=True)
         server.remove_tool("temporary")
         return "changed"
