@@ -35,8 +35,14 @@ REPO = Path(__file__).resolve().parents[2]
 SERVERS = REPO / "tests" / "conformance" / "servers"
 NPM_SOURCE = SERVERS / "npm_everything"
 NPM_ENTRY = Path("node_modules") / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-# the harness of this checkout, whatever is installed
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "conformance")])}
+
+
+def harness_env(checkout: Path) -> dict[str, str]:
+    """The environment that runs the harness (and jsonrpc-mcp) of ``checkout``, whatever is installed."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), str(checkout / "conformance")])}
+
+
+ENV = harness_env(REPO)
 
 
 @dataclass
