@@ -630,6 +630,7 @@ async def _run_fresh(
         if (
             verdict.status == PASS
             and transport != "http"
+            and len(stacks) == 1  # (connections are closed in the order they were opened)
             and untouched(fresh, revision)
             and not await current.wait_exit(0)
         ):
