@@ -152,7 +152,11 @@ def main() -> int:
     parser.add_argument(
         "--cache", type=Path, default=REPO / ".cache" / "npm-everything", help="npm install folder"
     )
+    parser.add_argument(
+        "--harness", type=Path, default=REPO, help="the checkout whose harness runs (to compare another)"
+    )
     options = parser.parse_args()
+    ENV.update(harness_env(options.harness.resolve()))
     names = options.server or ["everything", "sdk", "npm"]
     commands = {name: server_command(name, options.cache) for name in names}
     quiet = {name: run_harness(command) for name, command in commands.items()}
