@@ -267,10 +267,8 @@ class Channel:
         self._note_sent(frame + b"\n")
         revision = str((self.probe_variables or {}).get("revision", ""))
         self._invalid_sent = not _well_formed(frame, batches=revision < _NO_BATCHES)
-        if self._invalid_sent:
-            self.touched = True
-        else:
-            self._note_outstanding(frame)
+        self.touched = self.touched or self._invalid_sent
+        self._note_outstanding(frame)
         self._sent_at = anyio.current_time()
         try:
             await self.conn.send(frame)
@@ -282,10 +280,15 @@ class Channel:
             self.note(">", _text(frame))
 
     def _note_outstanding(self, frame: bytes) -> None:
-        value = orjson.loads(frame)
+        """The requests in a frame, answered or not yet: every element with an id and a method, also
+        in a frame a server must reject as a whole (a batch with invalid members still gets answers)."""
+        try:
+            value = orjson.loads(frame)
+        except orjson.JSONDecodeError:
+            return  # (an unreadable frame's answer, if any, has no id to wait for)
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, dict) and "id" in item:
-                self.outstanding[_dump(item["id"]).decode()] = str(item.get("method"))
+            if isinstance(item, dict) and "id" in item and isinstance(item.get("method"), str):
+                self.outstanding[_dump(item["id"]).decode()] = item["method"]
             else:
                 self.touched = True
 
