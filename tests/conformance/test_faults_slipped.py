@@ -131,7 +131,9 @@ async def test_failures_keep_their_session_when_nothing_is_left_in_flight() -> N
         run = await check(target, revisions=["2026-07-28"], spec=SPEC, timeout=5)
     fresh = [f for f in SPEC.fixtures if f.connection == "fresh" and f.applies("2026-07-28", "stdio")]
     assert len(run.failures()) >= 10
-    assert target.started <= len(fresh) + 2, target.started
+    # the fresh fixtures' processes (with their reconnects), the session's, and a few new sessions
+    # after failures that left a request unanswered (an invalid batch, say): not one per failure
+    assert target.started <= len(fresh) + 4 < len(run.failures()) + 4, target.started
 
 
 async def test_a_failure_that_leaves_a_request_unanswered_gets_a_new_session() -> None:
