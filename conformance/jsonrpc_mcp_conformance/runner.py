@@ -401,14 +401,16 @@ async def _run_revision(
         for frame in frames.values():
             if frame is not None:
                 sent_by[frame] = sent_by.get(frame, 0) + 1
-        shared = {fid: frame for fid, frame in frames.items() if frame is not None and sent_by[frame] > 1}
+        shared = {
+            fid: frame
+            for fid, frame in frames.items()
+            if frame is not None and (sent_by[frame] > 1 or _handshake_id(frame, revision) is not None)
+        }
     records: dict[bytes, tuple[bytes, list[Any], str]] = {}
     # the session's handshake may be that frame: a legacy initialize of this revision, no capabilities
     handshake_rid: Any = "conformance-init"
     for frame in shared.values():
-        rid = orjson.loads(frame).get("id")
-        if revision in LEGACY_REVISIONS and frame == _dump(initialize_request(revision, rid)):
-            handshake_rid = rid
+        handshake_rid = _handshake_id(frame, revision) or handshake_rid
 
     async def close_session() -> None:
         nonlocal channel, session_stack
@@ -543,6 +545,18 @@ async def _run_revision(
         else:
             verdicts.append(Verdict(fixture.id, revision, transport, PASS, fixture))
     return info, verdicts
+
+
+def _handshake_id(frame: bytes, revision: str) -> Any:
+    """The id of ``frame`` when it is the session's own handshake request for ``revision`` (a legacy
+    ``initialize`` of that revision with no client capabilities) sent with that id; else None."""
+    if revision not in LEGACY_REVISIONS:
+        return None
+    value = orjson.loads(frame)
+    rid = value.get("id") if isinstance(value, dict) else None
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        return None
+    return rid if frame == _dump(initialize_request(revision, rid)) else None
 
 
 def _not_json_rpc(

@@ -237,7 +237,7 @@ def test_fresh_processes_slow_to_start_are_given_the_startup_timeout(tmp_path: P
 
 
 async def test_a_fresh_process_that_does_not_start_in_time_is_an_error_not_a_failure(tmp_path: Path) -> None:
-    ids = ["lifecycle:initialize:version-negotiation", "lifecycle:initialized:no-response"]
+    ids = ["lifecycle:initialize:unknown-version", "lifecycle:initialized:no-response"]  # (new processes)
     target = StdioTarget(slow_restart(tmp_path / "starts", 30))
     with anyio.fail_after(60):
         result = await check(
