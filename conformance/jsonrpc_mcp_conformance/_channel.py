@@ -107,19 +107,17 @@ def _well_formed(frame: bytes, *, batches: bool = True) -> bool:
     items = value if isinstance(value, list) else [value]
     if not items or (isinstance(value, list) and not batches):
         return False
-    for item in items:
-        if (
-            not isinstance(item, dict)
-            or item.get("jsonrpc") != "2.0"
-            or not isinstance(item.get("method"), str)
-        ):
-            return False
-        rid = item.get("id")
-        if "id" in item and not (isinstance(rid, str) or type(rid) is int):
-            return False
-        if "params" in item and not isinstance(item["params"], (dict, list)):
-            return False
-    return True
+    return all(_well_formed_item(item) for item in items)
+
+
+def _well_formed_item(item: Any) -> bool:
+    """One request or notification a server cannot reject as it reads it (see :func:`_well_formed`)."""
+    if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not isinstance(item.get("method"), str):
+        return False
+    rid = item.get("id")
+    if "id" in item and not (isinstance(rid, str) or type(rid) is int):
+        return False
+    return "params" not in item or isinstance(item["params"], (dict, list))
 
 
 def _text(frame: bytes, limit: int = 600) -> str:
@@ -280,14 +278,15 @@ class Channel:
             self.note(">", _text(frame))
 
     def _note_outstanding(self, frame: bytes) -> None:
-        """The requests in a frame, answered or not yet: every element with an id and a method, also
-        in a frame a server must reject as a whole (a batch with invalid members still gets answers)."""
+        """The requests in a frame, answered or not yet: every well-formed request, also one inside a
+        batch with invalid members (a server may still answer it, late). An invalid request's answer,
+        if any, is an error a server may as well never send: it is not waited for."""
         try:
             value = orjson.loads(frame)
         except orjson.JSONDecodeError:
             return  # (an unreadable frame's answer, if any, has no id to wait for)
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, dict) and "id" in item and isinstance(item.get("method"), str):
+            if _well_formed_item(item) and "id" in item:
                 self.outstanding[_dump(item["id"]).decode()] = item["method"]
             else:
                 self.touched = True
