@@ -159,7 +159,7 @@ async def test_tool_arguments_and_results_are_recorded_only_when_opted_in(observ
     assert attributes["gen_ai.tool.call.arguments"] == '{"a": 2, "b": 3}'
     result = attributes["gen_ai.tool.call.result"]
     # (add is annotated -> int: its outputSchema wraps the value, see docs/types.md)
-    assert json.loads(result) == {
+    assert json.loads(str(result)) == {
         "content": [{"type": "text", "text": '{"result":5}'}],  # the JSON of the structured content
         "structuredContent": {"result": 5},
     }
