@@ -109,19 +109,17 @@ def _well_formed(frame: bytes, *, batches: bool = True) -> bool:
     items = value if isinstance(value, list) else [value]
     if not items or (isinstance(value, list) and not batches):
         return False
-    for item in items:
-        if (
-            not isinstance(item, dict)
-            or item.get("jsonrpc") != "2.0"
-            or not isinstance(item.get("method"), str)
-        ):
-            return False
-        rid = item.get("id")
-        if "id" in item and not (isinstance(rid, str) or type(rid) is int):
-            return False
-        if "params" in item and not isinstance(item["params"], (dict, list)):
-            return False
-    return True
+    return all(_well_formed_item(item) for item in items)
+
+
+def _well_formed_item(item: Any) -> bool:
+    """One request or notification a server cannot reject as it reads it (see :func:`_well_formed`)."""
+    if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not isinstance(item.get("method"), str):
+        return False
+    rid = item.get("id")
+    if "id" in item and not (isinstance(rid, str) or type(rid) is int):
+        return False
+    return "params" not in item or isinstance(item["params"], (dict, list))
 
 
 def _text(frame: bytes, limit: int = 600) -> str:
@@ -189,6 +187,16 @@ class Channel:
         # first answer is waited for ``Options.handshake_timeout`` (see :meth:`first_wait`)
         self.heard = False
         self.waited = 0.0  # how long the latest ``next_response`` waited
+        # well-formed requests sent and not answered yet (id as JSON text -> method): a session is
+        # only kept after a failure when none is left (see :meth:`resync`)
+        self.outstanding: dict[str, str] = {}
+        # how long answers took (a request sent to an answer read, on a connection already heard
+        # from); the run's pace reads them (see ``runner.Pace``)
+        self.on_latency: Any = None
+        self._sent_at: float | None = None
+        # something was sent that may change the connection's state (an invalid frame, a notification,
+        # bytes written as they are, its input closed): no later fixture may take it as new
+        self.touched = False
 
     def use(self, conn: Connection) -> None:
         """Go on over ``conn``, a new connection (a ``reconnect`` step): it may still be starting."""
@@ -284,6 +292,9 @@ class Channel:
         self._invalid_sent = not _well_formed(frame, batches=revision < _NO_BATCHES)
         if self._invalid_sent:
             self.unreadable_in = self.fixture
+        self.touched = self.touched or self._invalid_sent
+        self._note_outstanding(frame)
+        self._sent_at = anyio.current_time()
         try:
             await self.conn.send(frame)
         except EOFError as exc:
@@ -292,6 +303,26 @@ class Channel:
             raise Abort(FAIL, [f"could not send: {exc}"]) from None
         if not self._note_http(frame):
             self.note(">", _text(frame))
+
+    def _note_outstanding(self, frame: bytes) -> None:
+        """The requests in a frame, answered or not yet: every well-formed request, also one inside a
+        batch with invalid members (a server may still answer it, late). An invalid request's answer,
+        if any, is an error a server may as well never send: it is not waited for."""
+        try:
+            value = orjson.loads(frame)
+        except orjson.JSONDecodeError:
+            return  # (an unreadable frame's answer, if any, has no id to wait for)
+        for item in value if isinstance(value, list) else [value]:
+            if _well_formed_item(item) and "id" in item:
+                self.outstanding[_dump(item["id"]).decode()] = item["method"]
+            else:
+                self.touched = True
+
+    def _note_answered(self, value: Any) -> None:
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict) and "method" not in item and "id" in item:
+                with contextlib.suppress(orjson.JSONEncodeError):
+                    self.outstanding.pop(_dump(item["id"]).decode(), None)
 
     def _note_http(self, frame: bytes | None = None) -> bool:
         """HTTP: the request line and headers sent, the frame, and the answer's status and headers
@@ -332,6 +363,7 @@ class Channel:
             raise Abort(SKIP, ["not applicable: this transport carries whole frames only"])
         self._note_sent(data)
         self._invalid_sent = False
+        self.touched = True
         self.note(">", f"(written as is, no newline added) {_text(data)}")
         try:
             await write(data)
@@ -350,6 +382,9 @@ class Channel:
                 raise
             if frame is None:
                 return None
+            if self.heard and self.on_latency is not None and self._sent_at is not None:
+                self.on_latency(anyio.current_time() - self._sent_at)
+            self._sent_at = None
             self.heard = True
             seen = self._seen(frame)
             rid = seen.value.get("id") if seen.parsed and isinstance(seen.value, dict) else None
@@ -366,6 +401,8 @@ class Channel:
             seen.parsed = False
         if not seen.parsed or not _is_message(seen.value):
             self.junk = [*self.junk[-2:], frame]
+        elif _is_response(seen.value):
+            self._note_answered(seen.value)
         self.log.append(seen)
         return seen
 
@@ -459,6 +496,40 @@ class Channel:
             request["params"] = variables["probe_params"]
         await self.send(_dump(request))
         return pid
+
+    async def resync(self, variables: dict[str, Any]) -> bool:
+        """After a fixture failed on a session: whether the session may serve the next fixture.
+
+        Theory of operation: a failure may leave answers in flight, which the next fixture must not
+        take for its own; restarting the server after every failure is what made runs against
+        servers with many failures slow (a new process and handshake each). So a follow-up request
+        is sent and waited for (the start-up timeout: a late answer is no verdict here); what comes
+        before its answer is logged (the invariants judge it) and dropped. The session is kept when
+        the follow-up was answered and every well-formed request sent on it has been answered too
+        (nothing is left that could still arrive); otherwise (no answer, a closed connection, a
+        request still pending) it is closed and the next fixture gets a new one."""
+        self.pending.clear()
+        self._swallow.clear()
+        if self.streams:
+            return False
+        self.probe_counter += 1
+        pid = f"conformance-resync-{self.probe_counter}"
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": pid, "method": variables["probe_method"]}
+        if variables["probe_params"] is not _OMIT:
+            request["params"] = variables["probe_params"]
+        deadline = anyio.current_time() + self.options.handshake_timeout
+        try:
+            await self.send(_dump(request))
+            while True:
+                seen = await self.next(max(deadline - anyio.current_time(), 0))
+                if seen is None:
+                    return False
+                if seen.parsed and isinstance(seen.value, dict) and seen.value.get("id") == pid:
+                    # (over HTTP every answer comes with its POST: nothing can still arrive)
+                    http = getattr(self.conn, "transport", "") == "http"
+                    return _is_response(seen.value) and (http or not self.outstanding)
+        except (Abort, EOFError):
+            return False
 
     async def probe(self, variables: dict[str, Any]) -> tuple[Any, list[Any]]:
         """Send a harmless request; return its response and every other response that came first."""

@@ -79,6 +79,8 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
             pattern = substitute(step["expect"], variables)
             preceding: list[Any] = []
             answer = await channel.next_response(timeout, preceding)
+            if answer is _OMIT and step.get("optional"):  # "no answer, or one matching": either will do
+                continue
             if answer is _OMIT:
                 raise Abort(FAIL, [channel.no_answer()], _short(pattern, 400), "nothing")
             problems = match(answer, pattern, variables)
@@ -123,6 +125,7 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                     FAIL, [f"the server sent something within {within:g} s"], "nothing", _short(seen.raw)
                 )
         elif "close_input" in step:
+            channel.touched = True
             await channel.conn.close_input()
         elif "expect_exit" in step:
             within = float(step["expect_exit"].get("within", options.exit_timeout))
@@ -497,11 +500,13 @@ async def _stream_step(
 
 def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) -> None:
     """Store values of an answer for later steps, in order. A capture is a dotted path (``*`` takes
-    every element), or ``{"path", "from", "where", "prefer", "take", "reason"}``: the value at ``path``
-    (default the whole) of the answer or of the variable ``from``; with ``where``, the first element
-    of that array (or entry ``{"key", "value"}`` of that object) matching the pattern (or, first, one
-    matching a ``prefer`` pattern, tried in order); then ``take`` of it.
-    When nothing is found the fixture is skipped, with ``reason`` when given."""
+    every element), or ``{"path", "from", "where", "prefer", "take", "arguments", "reason"}``: the
+    value at ``path`` (default the whole) of the answer or of the variable ``from``; with ``where``,
+    the first element of that array (or entry ``{"key", "value"}`` of that object) matching the
+    pattern (or, first, one matching a ``prefer`` pattern, tried in order); then ``take`` of it; with
+    ``arguments`` (an object), that value is an ``inputSchema`` and the capture is a call's arguments:
+    those given, and the simplest valid value of every other required property (see
+    :func:`valid_arguments`). When nothing is found the fixture is skipped, with ``reason`` when given."""
     for name, how in captures.items():
         spec = {"path": how} if isinstance(how, str) else dict(how)
         path = str(spec.get("path", ""))
@@ -519,12 +524,77 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
                 found = chosen[0] if chosen else _OMIT
             if found is not _OMIT and "take" in spec:
                 found = select(found, str(spec["take"]))
+            if found is not _OMIT and "arguments" in spec:  # a call of the tool whose inputSchema it is
+                found = valid_arguments(found, substitute(spec["arguments"], variables))
         if found is not _OMIT and spec.get("tamper"):
             found = _tamper(found)
         if found is _OMIT:
             reason = spec.get("reason") or f"the server's answer has no {path}"
             raise Abort(SKIP, [f"not applicable: {reason}"])
         variables[name] = found
+
+
+def valid_arguments(schema: Any, given: dict[str, Any]) -> Any:
+    """Arguments for a tool whose ``inputSchema`` is ``schema``: ``given`` (a value under test, say
+    one out of its bounds), and for every other required property the simplest value its schema
+    allows (so only the value under test can make the call invalid); ``_OMIT`` when one cannot be
+    made up with certainty (a pattern, a format, a nested object with required members...)."""
+    if not isinstance(schema, dict) or not isinstance(given, dict):
+        return _OMIT
+    found = schema.get("properties")
+    properties: dict[str, Any] = found if isinstance(found, dict) else {}
+    arguments = dict(given)
+    for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
+        if name in arguments:
+            continue
+        value = _simplest(properties.get(name))
+        if value is _OMIT:
+            return _OMIT
+        arguments[name] = value
+    return arguments
+
+
+def _simplest(schema: Any) -> Any:
+    """The simplest value ``schema`` (one property's) certainly accepts, or ``_OMIT``."""
+    if not isinstance(schema, dict) or any(k in schema for k in ("$ref", "pattern", "format", "not")):
+        return _OMIT
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    kind = schema.get("type")
+    if kind == "string":
+        low, high = schema.get("minLength", 0), schema.get("maxLength", 1)
+        return "a" * low if isinstance(low, int) and isinstance(high, int) and low <= high else _OMIT
+    if kind in ("integer", "number"):
+        return _number(schema, kind == "integer")
+    if kind == "boolean":
+        return False
+    if kind == "array" and not schema.get("minItems"):
+        return []
+    if kind == "object" and not schema.get("required") and not schema.get("minProperties"):
+        return {}
+    return _OMIT
+
+
+def _number(schema: dict[str, Any], integer: bool) -> Any:
+    """A number within a property's bounds (the lowest allowed, else 0 moved into range)."""
+    bounds = [schema.get(k) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")]
+    if any(b is not None and (isinstance(b, bool) or not isinstance(b, (int, float))) for b in bounds):
+        return _OMIT
+    low, low_open, high, high_open = bounds
+    value: float = 0
+    if low is not None or low_open is not None:
+        value = max(x for x in (low, None if low_open is None else low_open + 1) if x is not None)
+    elif high is not None or high_open is not None:  # only an upper bound: 0, or below the bound
+        value = min(x for x in (0, high, None if high_open is None else high_open - 1) if x is not None)
+    if (high is not None and value > high) or (high_open is not None and value >= high_open):
+        return _OMIT
+    if "multipleOf" in schema or (integer and not float(value).is_integer()):
+        return _OMIT
+    return int(value) if integer else value
 
 
 _NEXT = {"0": "1", "9": "0", "z": "a", "Z": "A"}

@@ -10,6 +10,12 @@ wire behaviour in one way (the server's own logic is untouched; frames are rewri
                            revision (as servers that list all the versions they speak do)
 ``no-validation``          ``tools/call`` arguments of ``test_bounded`` are never checked against its
                            inputSchema (emulated: they are dropped on the way in, so any value succeeds)
+``required-bounds-only``   (no fault: a setting) ``tools/list`` loses ``test_bounded``, so the only tool
+                           with bounds is ``test_bounded_required`` (its bounded properties are required)
+``no-validation-required`` ``tools/call`` arguments of ``test_bounded_required`` are never checked (emulated:
+                           they are replaced by valid ones on the way in)
+``deaf-after-parse-error`` after a frame that is no JSON it answers nothing any more (it stops serving)
+``jsonrpc-space``          every message it sends says ``"jsonrpc": "2.0 "`` (a malformed ``jsonrpc`` member)
 ``repeats-page``           the first page of ``tools/list`` gets a ``nextCursor`` whose page is the first
                            page again (every tool listed twice)
 ``resource-not-found-32002`` 2026-07-28 ``resources/read`` of a missing URI answers -32002 (legacy code)
@@ -98,6 +104,10 @@ FAULTS = (
     "wrong-revision",
     "fixed-version",
     "no-validation",
+    "required-bounds-only",  # (issue 26: bounded arguments of required properties)
+    "no-validation-required",
+    "deaf-after-parse-error",
+    "jsonrpc-space",  # (issue 26: a malformed jsonrpc member, found on the first answer)
     "repeats-page",
     "resource-not-found-32002",
     "omits-result-type",
@@ -178,6 +188,16 @@ def create_server() -> Server:
         """Arguments with bounds, a maximum length and an enum (the schema-bounds fixtures)."""
         return f"{count} {label} {mode}"
 
+    @server.tool(annotations={"readOnlyHint": True})
+    def test_bounded_required(
+        level: Annotated[int, Arg("1 to 5", minimum=1, maximum=5)],
+        tag: Annotated[str, Arg("A tag of at most 8 characters", maxLength=8)],
+        kind: Annotated[str, Arg("red or blue", enum=["red", "blue"])],
+        note: str = "",
+    ) -> str:
+        """Bounded arguments that are all required (a call must give every one of them)."""
+        return f"{level} {tag} {kind} {note}"
+
     @server.tool()
     async def test_tool_with_progress(ctx: Context) -> str:
         """Report progress 0, 50 and 100 of 100 (named as the conformance suite's fixture)."""
@@ -214,8 +234,8 @@ def create_server() -> Server:
         return f"computed {label} after {seconds:g}s"
 
     @server.tool()
-    def test_tool_list_changed() -> str:
-        """Add a tool and remove it again (the harness's convention for a tool-list change)."""
+    def test_trigger_tool_change() -> str:
+        """Add a tool and remove it again (the official suite's hook for a tool-list change)."""
         server.add_tool("temporary", echo, description="Exists only during a call", replace=True)
         server.remove_tool("temporary")
         return "changed"
@@ -262,12 +282,16 @@ class FaultyStream:
         self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
         self.task_requests: dict[Any, str] = {}  # request id -> the tasks/* method it called
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
+        self.deaf = False  # deaf-after-parse-error: it answers nothing any more
+        self.tool_lists: set[Any] = set()  # required-bounds-only: the tools/list requests received
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
         try:
             value = orjson.loads(frame)
         except orjson.JSONDecodeError:
+            if "deaf-after-parse-error" in self.faults:
+                self.deaf = True
             return frame
         for item in _items(value):
             if not isinstance(item, dict) or not isinstance(item.get("method"), str):
@@ -300,6 +324,10 @@ class FaultyStream:
                 frame = orjson.dumps(value)
             if "no-validation" in self.faults and _unchecked_call(item):
                 frame = orjson.dumps(value)  # the arguments were dropped: nothing is left to validate
+            if "no-validation-required" in self.faults and _unchecked_required_call(item):
+                frame = orjson.dumps(value)
+            if "required-bounds-only" in self.faults and item["method"] == "tools/list":
+                self.tool_lists.add(_key(item["id"]))
             if "repeats-page" in self.faults and item["method"] == "tools/list":
                 if isinstance(params, dict) and params.get("cursor") == _REPEAT:
                     del params["cursor"]  # the "next" page is the first one again
@@ -319,7 +347,7 @@ class FaultyStream:
         except orjson.JSONDecodeError:
             await self.inner.send(message)
             return
-        if "silent-invalid" in self.faults and _invalid_answer(value):
+        if ("silent-invalid" in self.faults and _invalid_answer(value)) or self.deaf:
             return
         changed = False
         if self.faults & set(CONTENT_FAULTS):
@@ -328,6 +356,11 @@ class FaultyStream:
             changed = _content_fault(self.faults, self.methods, value)
         if self.faults & set(APPS_FAULTS):
             changed = _apps_fault(self.faults, self.methods, value) or changed
+        if "jsonrpc-space" in self.faults:
+            for item in _items(value):
+                if isinstance(item, dict):
+                    item["jsonrpc"] = "2.0 "
+                    changed = True
         for item in _items(value):
             if isinstance(item, dict) and "method" not in item:
                 changed = self._rewrite(item) or changed
@@ -368,6 +401,10 @@ class FaultyStream:
             changed = True
         if "fixed-version" in self.faults and isinstance(result, dict) and "supportedVersions" in result:
             result["supportedVersions"] = list(reversed(ALL_REVISIONS))
+            changed = True
+        if key in self.tool_lists and isinstance(result, dict) and isinstance(result.get("tools"), list):
+            self.tool_lists.discard(key)
+            result["tools"] = [t for t in result["tools"] if t.get("name") != "test_bounded"]
             changed = True
         if key in self.first_pages and isinstance(result, dict) and "nextCursor" not in result:
             self.first_pages.discard(key)  # (ids are reused: a later prompts/list is left alone)
@@ -643,6 +680,21 @@ def _unchecked_call(item: dict[str, Any]) -> bool:
     if item.get("method") != "tools/call" or not isinstance(params, dict):
         return False
     return params.get("name") == "test_bounded" and params.pop("arguments", None) is not None
+
+
+_VALID_REQUIRED = {"level": 3, "tag": "ok", "kind": "red"}
+
+
+def _unchecked_required_call(item: dict[str, Any]) -> bool:
+    """no-validation-required: a ``tools/call`` of ``test_bounded_required`` gets valid arguments
+    instead of its own (True when replaced), as if they were never checked."""
+    params = item.get("params")
+    if item.get("method") != "tools/call" or not isinstance(params, dict):
+        return False
+    if params.get("name") != "test_bounded_required":
+        return False
+    params["arguments"] = dict(_VALID_REQUIRED)
+    return True
 
 
 def _invalid_answer(value: Any) -> bool:

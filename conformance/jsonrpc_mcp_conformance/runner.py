@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 
 from jsonrpc_mcp import wire
 
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, PASS, SKIP, Abort, Channel, Seen, _dump
 from ._channel import sent_request_ids as sent_request_ids
 from ._invariants import judge_invariant, load_message_schema
+from ._reuse import Recording, Replay, first_frame, untouched
 from ._steps import _expect_message as _expect_message
 from ._steps import _paginate as _paginate
 from ._steps import _run_steps, advertised_versions
@@ -71,9 +73,6 @@ class Verdict:
     seconds: float = 0.0
     expected_failure: bool = False  # set by the baseline
     frames: list[str] = field(default_factory=list)  # a failure's transcript: "> sent", "< received"
-    # a failure that left nothing in flight (the follow-up's answer proved no answer would come): the
-    # session may serve the next fixture
-    in_sync: bool = field(default=False, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -91,9 +90,11 @@ class Options:
     quiet_period: float = 0.3  # how long "nothing within T" waits unless the fixture says otherwise
     schema_dir: Path | None = None  # None: the official schemas beside the fixtures (spec/schema)
     exit_timeout: float = 3.0
-    # revisions run one after another when the first handshake took longer than this (a slow
-    # server or a loaded machine: concurrent sessions would only slow each other down)
+    # revisions start one at a time when the first handshake took longer than this (a slow server or
+    # a loaded machine), and go back to one at a time whenever an answer takes longer than
+    # ``timeout * slow_answer`` (see :class:`Pace`)
     serial_after: float = 1.0
+    slow_answer: float = 0.2
     # spawning the server and the handshake (initialize / server/discover); None: ``timeout``
     startup_timeout: float | None = None
 
@@ -129,6 +130,51 @@ class Run:
         return [v for v in self.verdicts if v.status in (FAIL, ERROR) and not v.expected_failure]
 
 
+class Pace:
+    """How many revisions may run a fixture at once: backs off when answers slow down.
+
+    Theory of operation: every fixture (and every session opening) holds a slot of a capacity
+    limiter while it runs. The run starts with one slot per revision, or one when the first
+    handshake was slow. Any answer slower than ``slow`` seconds (a fifth of the response timeout by
+    default: far from a timeout still) takes the width down to one at once, so a server or machine
+    that slows down is no longer asked several things at a time; every ``calm`` answers in a row
+    quicker than half of that give one slot back, up to ``widest``. Starting a process is not an
+    answer (its first answer has the start-up timeout): only answers on connections already heard
+    from count. Concurrency never decides a verdict; it only keeps answers far from their timeout."""
+
+    def __init__(self, widest: int, slow: float, calm: int = 10) -> None:
+        self.widest = max(widest, 1)
+        self.slow = slow
+        self.calm = calm
+        self.limiter = anyio.CapacityLimiter(self.widest)
+        self._quick = 0
+        self.narrowed = 0  # how many times the width went down to one (for the tests and the log)
+
+    @property
+    def width(self) -> int:
+        return int(self.limiter.total_tokens)
+
+    def narrow(self) -> None:
+        if self.width > 1:
+            self.narrowed += 1
+            self.limiter.total_tokens = 1
+        self._quick = 0
+
+    def answered(self, seconds: float) -> None:
+        """One answer took ``seconds``."""
+        if seconds > self.slow:
+            self.narrow()
+        elif seconds < self.slow / 2:
+            self._quick += 1
+            if self._quick >= self.calm and self.width < self.widest:
+                self.limiter.total_tokens = self.width + 1
+                self._quick = 0
+
+    def slot(self) -> anyio.CapacityLimiter:
+        """``async with pace.slot():`` around one fixture."""
+        return self.limiter
+
+
 def _actual(answer: Any) -> str:
     return _NOTHING if answer is _OMIT else _short(answer)
 
@@ -143,7 +189,9 @@ def _describe_answer(answer: Any, timeout: float, channel: Channel | None = None
     return f"{_NOTHING} within {timeout:g} s" + (f" ({said})" if said else "")
 
 
-async def _open_session(channel: Channel, revision: str, variables: dict[str, Any]) -> tuple[bool, str]:
+async def _open_session(
+    channel: Channel, revision: str, variables: dict[str, Any], rid: Any = "conformance-init"
+) -> tuple[bool, str]:
     """Legacy: initialize + initialized. Modern: server/discover. Returns (supported, detail): the
     session is open, and the server does or does not speak ``revision``. Raises :class:`Abort` when
     no session could be opened (no answer in time, an error, a broken connection): the caller must
@@ -152,7 +200,7 @@ async def _open_session(channel: Channel, revision: str, variables: dict[str, An
     timeout = channel.options.handshake_timeout
     channel.conn_timeout(timeout)
     try:
-        return await _handshake(channel, revision, variables, timeout)
+        return await _handshake(channel, revision, variables, timeout, rid)
     finally:
         channel.conn_timeout(None)
 
@@ -168,7 +216,7 @@ async def _handshake_answer(channel: Channel, timeout: float) -> Any:
 
 
 async def _handshake(
-    channel: Channel, revision: str, variables: dict[str, Any], timeout: float
+    channel: Channel, revision: str, variables: dict[str, Any], timeout: float, rid: Any
 ) -> tuple[bool, str]:
     if revision in MODERN_REVISIONS:
         request = {
@@ -191,8 +239,10 @@ async def _handshake(
         if isinstance(versions, list):
             variables["advertised"] = [v for v in versions if isinstance(v, str)]
         return revision in versions, f"supportedVersions {versions}"
-    await channel.send(_dump(initialize_request(revision)))
+    await channel.send(_dump(initialize_request(revision, rid)))
     answer = await _handshake_answer(channel, timeout)
+    if isinstance(channel.conn, Recording):  # the answer is judged by the fixtures sending this frame too
+        channel.conn.stop()
     if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
         raise Abort(
             ERROR,
@@ -265,7 +315,6 @@ async def _run_fixture(
             said = channel.diagnosis()  # what came instead of an answer, if anything
             if channel.ended_by:
                 said = f"the follow-up {channel.ended_by} was answered first" + (f"; {said}" if said else "")
-                verdict.in_sync = not channel.streams
             if said:
                 verdict.problems = [*abort.problems, said]
         verdict.expected = abort.expected
@@ -312,6 +361,7 @@ async def _run_revision(
     options: Options,
     explicit: bool,
     on_handshake: Callable[[float], None] | None = None,
+    pace: Pace | None = None,
 ) -> tuple[RevisionRun, list[Verdict]]:
     """Theory of operation: the session fixtures share one session (connection + handshake). A
     fixture that fails or errs may leave requests in flight, so its session is closed and the next
@@ -320,7 +370,8 @@ async def _run_revision(
     be taken for a fixture's response. The fixture that needed it is an ERROR with the reason; after
     two failed openings in a row the remaining session fixtures are ERRORs without further attempts
     (a server that never answers would otherwise cost a timeout per fixture). Fresh fixtures each get
-    a connection of their own; invariants are judged last over every frame of the revision."""
+    a connection of their own; invariants are judged last over every frame of the revision. Every
+    fixture and session opening holds a slot of ``pace`` (see :class:`Pace`)."""
     transport = target.transport
     log: list[Seen] = []
     sent: list[Any] = []
@@ -335,8 +386,33 @@ async def _run_revision(
     variables.update(target_variables(target))
     channel: Channel | None = None
     session_stack: contextlib.AsyncExitStack | None = None
+
+    def slot() -> contextlib.AbstractAsyncContextManager[Any]:
+        return pace.slot() if pace is not None else contextlib.AsyncExitStack()
+
+    on_latency = pace.answered if pace is not None else None
     open_failures: list[str] = []
     open_frames: list[str] = []  # the transcript of the latest failed opening
+    # fresh fixtures that send the same first frame share one observation (see ``_reuse``)
+    fresh_variables = base_variables(revision)
+    fresh_variables.update(target_variables(target))
+    shared: dict[str, bytes] = {}  # fixture id -> its first frame, when another fixture sends it too
+    if transport != "http":
+        frames = {f.id: first_frame(f, revision, transport, fresh_variables) for f in fresh_fixtures}
+        sent_by: dict[bytes, int] = {}
+        for frame in frames.values():
+            if frame is not None:
+                sent_by[frame] = sent_by.get(frame, 0) + 1
+        shared = {
+            fid: frame
+            for fid, frame in frames.items()
+            if frame is not None and (sent_by[frame] > 1 or _handshake_id(frame, revision) is not None)
+        }
+    records: dict[bytes, tuple[bytes, list[Any], str]] = {}
+    # the session's handshake may be that frame: a legacy initialize of this revision, no capabilities
+    handshake_rid: Any = "conformance-init"
+    for frame in shared.values():
+        handshake_rid = _handshake_id(frame, revision) or handshake_rid
 
     async def close_session() -> None:
         nonlocal channel, session_stack
@@ -354,10 +430,14 @@ async def _run_revision(
         nonlocal channel, session_stack
         session_stack = contextlib.AsyncExitStack()
         conn = await session_stack.enter_async_context(target.connect())
+        handshake = _dump(initialize_request(revision, handshake_rid))
+        if handshake_rid != "conformance-init" and handshake not in records:
+            conn = Recording(conn, handshake)
         channel = Channel(conn, log, options)
+        channel.on_latency = on_latency
         channel.fixture = "(session setup)"
         try:
-            supported, detail = await _open_session(channel, revision, variables)
+            supported, detail = await _open_session(channel, revision, variables, handshake_rid)
         except Abort as abort:
             reason = "; ".join(abort.problems) or abort.status
             if not info.detail:
@@ -370,6 +450,8 @@ async def _run_revision(
             open_frames[:] = frames
             raise failed from None
         open_failures.clear()
+        if isinstance(conn, Recording) and conn.record is not None:
+            records[handshake] = conn.record
         for version in variables.pop("advertised", []):
             if version not in info.advertised:
                 info.advertised.append(version)
@@ -382,7 +464,8 @@ async def _run_revision(
         failure: Abort | None = None
         began = time.perf_counter()
         try:
-            await open_session()
+            async with slot():
+                await open_session()
         except Abort as abort:
             failure = abort
         finally:
@@ -391,7 +474,8 @@ async def _run_revision(
         if failure is not None and failure.actual == _NOTHING:
             # a handshake lost to load says nothing of the revision: again
             try:
-                await open_session()
+                async with slot():
+                    await open_session()
                 failure = None
             except Abort as again:
                 failure = again
@@ -402,6 +486,11 @@ async def _run_revision(
                 verdict.frames = failure.frames
                 return info, [verdict]
             return info, []
+        rule = next((f for f in invariants if f.invariant == "jsonrpc-version"), None)
+        problems = judge_invariant("jsonrpc-version", log, [], {}, None) if rule is not None else []
+        if rule is not None and problems:  # the first answers already show it: say so at once
+            transcript = list(channel.transcript) if channel is not None else []
+            return info, _not_json_rpc(rule, applicable, revision, transport, problems, transcript)
 
         def unopened(fixture: Fixture, problems: list[str], frames: list[Any]) -> Verdict:
             """The ERROR of a fixture that found no session to run in."""
@@ -414,34 +503,34 @@ async def _run_revision(
                     verdicts.append(unopened(fixture, [problem], list(open_frames)))
                     continue
                 try:
-                    await open_session()
+                    async with slot():
+                        await open_session()
                 except Abort as abort:
                     verdicts.append(unopened(fixture, abort.problems, abort.frames))
                     continue
             assert channel is not None
-            verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
-            verdicts.append(verdict)
-            if verdict.status in (FAIL, ERROR) and not verdict.in_sync:
+            async with slot():
+                verdict = await _run_fixture(fixture, channel, variables, revision, transport, True)
+                verdicts.append(verdict)
+                in_sync = verdict.status not in (FAIL, ERROR) or await channel.resync(variables)
+            if not in_sync:
                 # whatever the failure left in flight must not leak into the next fixture: new session
                 await close_session()
     finally:
         await close_session()
-    for fixture in fresh_fixtures:
-        async with contextlib.AsyncExitStack() as stack:
-            conn = await stack.enter_async_context(target.connect())
-            fresh = Channel(conn, log, options)
-
-            async def reconnect(stack: contextlib.AsyncExitStack = stack) -> Connection:
-                return await stack.enter_async_context(target.connect())
-
-            fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
-            variables_fresh = base_variables(revision)
-            variables_fresh.update(target_variables(target))
-            variables_fresh["capabilities"] = variables.get("capabilities", {})
-            verdicts.append(await _run_fixture(fixture, fresh, variables_fresh, revision, transport, False))
-            sent.extend(fresh.sent_ids)
-            for rid, names in fresh.sent_methods.items():
+    spare: _Spare | None = None  # a connection a fresh fixture left untouched, for the next one
+    try:
+        for fixture in fresh_fixtures:
+            reused = _Reuse(shared.get(fixture.id), records, spare, on_latency)
+            async with slot():
+                verdicts.append(await _run_fresh(target, fixture, revision, options, variables, reused, log))
+            spare = reused.spare
+            sent.extend(reused.sent)
+            for rid, names in reused.methods.items():
                 methods.setdefault(rid, set()).update(names)
+    finally:
+        if spare is not None:
+            await spare[0].aclose()
     schema = load_message_schema(options.schema_dir, revision) if options.schema_dir else None
     for fixture in invariants:
         problems = judge_invariant(
@@ -460,6 +549,114 @@ async def _run_revision(
     return info, verdicts
 
 
+def _handshake_id(frame: bytes, revision: str) -> Any:
+    """The id of ``frame`` when it is the session's own handshake request for ``revision`` (a legacy
+    ``initialize`` of that revision with no client capabilities) sent with that id; else None."""
+    if revision not in LEGACY_REVISIONS:
+        return None
+    value = orjson.loads(frame)
+    rid = value.get("id") if isinstance(value, dict) else None
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        return None
+    return rid if frame == _dump(initialize_request(revision, rid)) else None
+
+
+def _not_json_rpc(
+    rule: Fixture,
+    applicable: list[Fixture],
+    revision: str,
+    transport: str,
+    problems: list[str],
+    frames: list[str],
+) -> list[Verdict]:
+    """The verdicts of a revision whose handshake was answered with messages that are not JSON-RPC 2.0
+    (a ``jsonrpc`` member other than "2.0"): that one failure, found on the first answer, and every
+    other requirement not checked (each would fail for the same reason: one fault, one failure)."""
+    failed = Verdict(rule.id, revision, transport, FAIL, rule, problems, '"jsonrpc": "2.0"', problems[0])
+    failed.frames = frames
+    note = f"not checked: the server's messages are not JSON-RPC 2.0 (see {rule.id})"
+    return [failed] + [
+        Verdict(f.id, revision, transport, SKIP, f, note=note) for f in applicable if f.id != rule.id
+    ]
+
+
+_Spare = tuple[contextlib.AsyncExitStack, Connection]
+
+
+@dataclass
+class _Reuse:
+    """What a fresh fixture may reuse, and what it leaves: the frame it shares with other fixtures
+    (None: none), the records of shared frames answered so far, a spare connection (taken: None; left:
+    the one it ends with), and the request ids and methods it sent."""
+
+    frame: bytes | None
+    records: dict[bytes, tuple[bytes, list[Any], str]]
+    spare: _Spare | None
+    on_latency: Callable[[float], None] | None = None
+    sent: list[Any] = field(default_factory=list)
+    methods: dict[str, set[str]] = field(default_factory=dict)
+
+
+async def _run_fresh(
+    target: Target,
+    fixture: Fixture,
+    revision: str,
+    options: Options,
+    variables: dict[str, Any],
+    reuse: _Reuse,
+    log: list[Seen],
+) -> Verdict:
+    """A fresh fixture: on the record of its shared frame when there is one, else on the spare
+    connection or a new one (see ``_reuse``)."""
+    transport = target.transport
+    fresh_variables = base_variables(revision)
+    fresh_variables.update(target_variables(target))
+    fresh_variables["capabilities"] = variables.get("capabilities", {})
+    if reuse.frame is not None and reuse.frame in reuse.records:  # judged on the answer already seen
+        replayed = Channel(Replay(transport, reuse.records[reuse.frame]), [], options)
+        return await _run_fixture(fixture, replayed, fresh_variables, revision, transport, False)
+    stacks: list[contextlib.AsyncExitStack] = []
+    if reuse.spare is not None:
+        stack, conn = reuse.spare
+        reuse.spare = None
+    else:
+        stack = contextlib.AsyncExitStack()
+        conn = await stack.enter_async_context(target.connect())
+    stacks.append(stack)
+    if reuse.frame is not None:
+        conn = Recording(conn, reuse.frame)
+    fresh = Channel(conn, log, options)
+    fresh.on_latency = reuse.on_latency
+
+    async def reconnect() -> Connection:
+        stacks.append(contextlib.AsyncExitStack())
+        return await stacks[-1].enter_async_context(target.connect())
+
+    fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
+    try:
+        verdict = await _run_fixture(fixture, fresh, fresh_variables, revision, transport, False)
+        if isinstance(conn, Recording):
+            conn.stop()
+            if reuse.frame is not None and conn.record is not None:
+                reuse.records[reuse.frame] = conn.record
+        reuse.sent.extend(fresh.sent_ids)
+        for rid, names in fresh.sent_methods.items():
+            reuse.methods.setdefault(rid, set()).update(names)
+        current = fresh.conn.inner if isinstance(fresh.conn, Recording) else fresh.conn
+        if (
+            verdict.status == PASS
+            and transport != "http"
+            and len(stacks) == 1  # (connections are closed in the order they were opened)
+            and untouched(fresh, revision)
+            and not await current.wait_exit(0)
+        ):
+            reuse.spare = (stacks.pop(), current)
+    finally:
+        for each in reversed(stacks):
+            await each.aclose()
+    return verdict
+
+
 async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], options: Options) -> Run:
     """Run ``fixtures`` against ``target`` for each revision (given or detected)."""
     started = time.perf_counter()
@@ -471,11 +668,12 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
     results: dict[str, tuple[RevisionRun, list[Verdict]]] = {}
 
     first_handshake = anyio.Event()
-    took: list[float] = []
+    checked = [r for r in revisions if r in TRANSPORT_REVISIONS.get(target.transport, every)]
+    pace = Pace(len(checked), options.timeout * options.slow_answer)
 
     def noted(seconds: float) -> None:
-        if not took:
-            took.append(seconds)
+        if not first_handshake.is_set() and seconds > options.serial_after:
+            pace.narrow()  # a slow first start: one at a time until answers prove quick
         first_handshake.set()
 
     async def one(revision: str) -> None:
@@ -485,35 +683,22 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
                 detail = f"not checked: {target.transport} is a transport of {first} and later"
                 results[revision] = (RevisionRun(revision, False, detail), [])
                 return
-            results[revision] = await _run_revision(target, fixtures, revision, options, explicit, noted)
+            results[revision] = await _run_revision(
+                target, fixtures, revision, options, explicit, noted, pace
+            )
         finally:
             first_handshake.set()
 
     # Theory of operation: the first revision starts alone; once its first handshake is done, the
-    # others start at once, or, when that handshake took longer than ``serial_after`` (a slow server,
-    # a loaded machine), one after another: concurrent sessions would then only make each other late.
-    first_done = anyio.Event()
-    checked = [r for r in revisions if r in TRANSPORT_REVISIONS.get(target.transport, every)]
+    # others start too, each fixture holding a slot of the run's :class:`Pace` (one at a time when the
+    # first handshake took longer than ``serial_after``, or while answers are slow).
     rest = [r for r in revisions if r not in checked[:1]]
-
-    async def first() -> None:
-        try:
-            await one(checked[0])
-        finally:
-            first_done.set()
-
     async with anyio.create_task_group() as tg:
         if checked:
-            tg.start_soon(first)
+            tg.start_soon(one, checked[0])
             await first_handshake.wait()
-        serial = bool(took) and took[0] > options.serial_after
-        if serial:
-            await first_done.wait()
         for revision in rest:
-            if serial:
-                await one(revision)
-            else:
-                tg.start_soon(one, revision)
+            tg.start_soon(one, revision)
     verdicts: list[Verdict] = []
     infos: list[RevisionRun] = []
     advertised = {version: r for r in revisions for version in results[r][0].advertised}

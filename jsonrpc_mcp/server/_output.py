@@ -10,9 +10,11 @@ annotation that says nothing about the shape (none, ``Any``, ``None``, bare ``di
 value), from :class:`ToolResult` or from a type that cannot be expressed.
 
 At call time :func:`tool_result` turns the value into plain JSON (:func:`._types.jsonable`),
-validates it against the schema, and returns ``structuredContent`` plus its JSON as a text block;
-revisions without structured output get the text only. A value that breaks the schema is the
-tool's failure, reported to the model as an ``isError`` result (and logged).
+validates it against the schema, and returns ``structuredContent`` plus its JSON as a text block
+(a wrapped value's text is the wrapper's JSON, ``{"result": ...}``: the spec asks for "the serialized
+JSON" of the structured content); revisions without structured output get the value's text only.
+A value that breaks the schema is the tool's failure, reported to the model as an ``isError``
+result (and logged).
 """
 
 from __future__ import annotations
@@ -132,9 +134,11 @@ def tool_result(
             content = [{"type": "text", "text": value}]
         else:
             content = [{"type": "text", "text": _types.dumps(structured).decode()}]
-        result = {"content": content}
         if wrap:
             structured = {"result": structured}
+            if revision.has_output_schema:  # the text block is the JSON of the structured content
+                content = [{"type": "text", "text": _types.dumps(structured).decode()}]
+        result = {"content": content}
     if structured is MISSING:
         return result
     if validator is not None:

@@ -92,7 +92,7 @@ async def test_a_middleware_can_change_the_request(mode: str) -> None:
 
     async with connect(server, mode=mode) as client:
         result = await client.call_tool("add", {"a": 1, "b": 2})
-    assert result["content"][0]["text"] == "42"
+    assert result["content"][0]["text"] == '{"result":42}'  # the JSON of the structured content
 
 
 async def test_middleware_runs_in_the_order_added_first_outermost() -> None:

@@ -214,10 +214,19 @@ async def test_objects_are_structured_and_other_values_wrapped_in_result(mode: s
         "content": [{"type": "text", "text": '{"city":"Oslo","celsius":21.5}'}],
         "structuredContent": {"city": "Oslo", "celsius": 21.5},
     }
-    assert count == {"content": [{"type": "text", "text": "42"}], "structuredContent": {"result": 42}}
+    # a wrapped value's text block is the JSON of the structured content itself (the spec's "serialized
+    # JSON" of it), so a client reading only the text reads what structuredContent says
+    assert count == {
+        "content": [{"type": "text", "text": '{"result":42}'}],
+        "structuredContent": {"result": 42},
+    }
     assert names["structuredContent"] == {"result": ["ada", "grace"]}
+    assert names["content"] == [{"type": "text", "text": '{"result":["ada","grace"]}'}]
     assert found["structuredContent"] == {"result": {"name": "Ada", "age": 36, "address": None}}
-    assert missing == {"content": [], "structuredContent": {"result": None}}
+    assert missing == {
+        "content": [{"type": "text", "text": '{"result":null}'}],
+        "structuredContent": {"result": None},
+    }
     assert plain == {"content": [{"type": "text", "text": "HI"}]}
 
 

@@ -80,7 +80,7 @@ async def test_a_returned_timedelta_is_an_iso_8601_string(mode: str) -> None:
     async with connect(server, mode=mode) as client:
         result = await client.call_tool("later", {"by": "P1DT1.5S"})
     assert result["structuredContent"] == {"result": "P2DT3S"}
-    assert result["content"][0]["text"] == '"P2DT3S"'
+    assert result["content"][0]["text"] == '{"result":"P2DT3S"}'
 
 
 def test_durations_format_as_iso_8601() -> None:

@@ -9,6 +9,8 @@ only), ``ping``, and nothing else (-32601). Options:
 ``--garbage``         answers every line with a line that is no JSON-RPC
 ``--silent-invalid``  answers nothing to a frame that is no valid request (no -32700/-32600)
 ``--trace FILE``      appends "start T" when it starts and "end T" when its input ends (T: time.time())
+``--slow-answers S``  sleeps S seconds before answering each request; with ``--trace`` it appends
+                      "ask T" when it reads a request and "done T" just before it answers it
 """
 
 from __future__ import annotations
@@ -36,10 +38,9 @@ def main() -> None:
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--silent-invalid", action="store_true")
     parser.add_argument("--trace", default="")
+    parser.add_argument("--slow-answers", type=float, default=0.0)
     options = parser.parse_args()
-    if options.trace:
-        with open(options.trace, "a") as trace:
-            trace.write(f"start {time.time()}\n")
+    trace(options.trace, "start")
     if options.crash:
         sys.stderr.write("picky: starting\npicky: cannot read config.toml: no such file\n")
         sys.stderr.flush()
@@ -58,28 +59,43 @@ def main() -> None:
             if not options.silent_invalid:
                 write({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
             continue
-        method, rid = message.get("method"), message.get("id")
         if "id" not in message:
             continue  # a notification
-        if method == "initialize":
-            asked = (message.get("params") or {}).get("protocolVersion")
-            if asked == options.refuse:
-                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "refused"}})
-                continue
-            version = asked if asked in VERSIONS else VERSIONS[-1]
-            result = {"protocolVersion": version, "capabilities": {}, "serverInfo": INFO}
-            write({"jsonrpc": "2.0", "id": rid, "result": result})
-        elif method == "server/discover":
-            result = {"supportedVersions": list(VERSIONS), "capabilities": {}, "serverInfo": INFO}
-            write({"jsonrpc": "2.0", "id": rid, "result": result})
-        elif method == "ping":
-            write({"jsonrpc": "2.0", "id": rid, "result": {}})
+        if options.slow_answers:
+            trace(options.trace, "ask")
+            time.sleep(options.slow_answers)
+            trace(options.trace, "done")  # (before the answer: the next request may follow it at once)
+            answer(message, options)
         else:
-            write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+            answer(message, options)
+
+
+def trace(path: str, what: str) -> None:
+    if path:
+        with open(path, "a") as file:
+            file.write(f"{what} {time.time()}\n")
+
+
+def answer(message: dict[str, Any], options: argparse.Namespace) -> None:
+    method, rid = message.get("method"), message.get("id")
+    if method == "initialize":
+        asked = (message.get("params") or {}).get("protocolVersion")
+        if asked == options.refuse:
+            write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "refused"}})
+            return
+        version = asked if asked in VERSIONS else VERSIONS[-1]
+        result = {"protocolVersion": version, "capabilities": {}, "serverInfo": INFO}
+        write({"jsonrpc": "2.0", "id": rid, "result": result})
+    elif method == "server/discover":
+        result = {"supportedVersions": list(VERSIONS), "capabilities": {}, "serverInfo": INFO}
+        write({"jsonrpc": "2.0", "id": rid, "result": result})
+    elif method == "ping":
+        write({"jsonrpc": "2.0", "id": rid, "result": {}})
+    else:
+        write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
 
 
 if __name__ == "__main__":
     main()
     if "--trace" in sys.argv:
-        with open(sys.argv[sys.argv.index("--trace") + 1], "a") as trace:
-            trace.write(f"end {time.time()}\n")
+        trace(sys.argv[sys.argv.index("--trace") + 1], "end")
