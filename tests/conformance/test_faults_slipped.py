@@ -15,6 +15,7 @@ import pytest
 from jsonrpc_mcp_conformance import InProcessTarget, Run, StdioTarget, check, load_spec
 from jsonrpc_mcp_conformance.faultserver import create_server, serve_with_faults
 from jsonrpc_mcp_conformance.targets import Connection
+from tests import timeouts
 
 pytestmark = pytest.mark.anyio
 
@@ -159,13 +160,13 @@ EVERYTHING = [
 
 
 async def test_fresh_fixtures_share_processes_where_nothing_needs_a_new_one() -> None:
-    # 2025-11-25: 13 fresh-connection fixtures and a session were 14 processes; the four that send the
-    # revision's own initialize are judged on the session's handshake, and ping-before-initialize
-    # hands its untouched process on
+    # 2025-11-25: each fresh-connection fixture and the session were a process each; the four that
+    # send the revision's own initialize are judged on the session's handshake, and
+    # ping-before-initialize hands its untouched process on
     target = CountingTarget(EVERYTHING)
-    with anyio.fail_after(240):
+    with anyio.fail_after(timeouts.LONG_RUN):
         run = await check(target, revisions=["2025-11-25"], spec=SPEC, timeout=5)
     assert not run.failures(), [(v.key, v.problems) for v in run.failures()]
     fresh = [f for f in SPEC.fixtures if f.connection == "fresh" and f.applies("2025-11-25", "stdio")]
-    assert len(fresh) == 13
-    assert target.started <= len(fresh) + 1 - 5, target.started
+    assert len(fresh) >= 13
+    assert target.started <= len(fresh) + 1 - 4, target.started  # (5 alone; 4 beside the apps fixtures)
