@@ -326,7 +326,7 @@ async def _paginate(
     same: dict[str, Any] = {}  # "same": result members every page must carry with one value
     cursor: Any = _OMIT
     for page in range(int(spec.get("max_pages", 100))):
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = dict(substitute(spec.get("params", {}), variables))  # e.g. a uri
         if variables["meta"] is not _OMIT:
             params["_meta"] = variables["meta"]
         if cursor is not _OMIT:
@@ -500,7 +500,8 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
     every element), or ``{"path", "from", "where", "prefer", "take", "reason"}``: the value at ``path``
     (default the whole) of the answer or of the variable ``from``; with ``where``, the first element
     of that array (or entry ``{"key", "value"}`` of that object) matching the pattern (or, first, one
-    matching a ``prefer`` pattern, tried in order); then ``take`` of it.
+    matching a ``prefer`` pattern, tried in order); then ``take`` of it; then, with ``trim``, that string
+    without that ending.
     When nothing is found the fixture is skipped, with ``reason`` when given."""
     for name, how in captures.items():
         spec = {"path": how} if isinstance(how, str) else dict(how)
@@ -519,6 +520,9 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
                 found = chosen[0] if chosen else _OMIT
             if found is not _OMIT and "take" in spec:
                 found = select(found, str(spec["take"]))
+        if "trim" in spec:  # the value without that ending (not found when it lacks it)
+            ending = str(spec["trim"])
+            found = found[: -len(ending)] if isinstance(found, str) and found.endswith(ending) else _OMIT
         if found is not _OMIT and spec.get("tamper"):
             found = _tamper(found)
         if found is _OMIT:

@@ -45,6 +45,17 @@ the ``content:*`` requirements; meant to wrap ``examples/everything``, which has
                            ``items`` from the properties they ask for
 ``no-log-messages``        ``notifications/message`` is never sent
 
+The skills detail faults (issue 26: what a skill entry, its SKILL.md resource and a directory read
+agree on; meant to wrap ``examples/everything``, whose skills have subdirectories):
+
+``skills-settings-envelope`` the skills extension's settings are declared inside a ``config`` envelope
+``skills-no-cache-attributes`` ``skills/list`` and ``skills/get`` results lose ``ttlMs`` and ``cacheScope``
+``skills-manifest-without-self`` ``skills/list`` manifests lose the entry of the skill's own SKILL.md
+``skills-reserved-metadata`` ``skills/list`` frontmatters gain ``metadata`` under ``io.modelcontextprotocol/``
+``skills-frontmatter-extra`` ``skills/list`` frontmatters gain a member their SKILL.md does not have
+``skills-md-plain``        ``resources/list`` lists every SKILL.md as ``text/plain``
+``skills-no-directory-read`` ``resources/directory/read`` answers -32601 (the method is declared, not served)
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -72,12 +83,22 @@ __all__ = [
     "CONTENT_FAULTS",
     "FAULTS",
     "HTTP_FAULTS",
+    "SKILLS_DETAIL_FAULTS",
     "FaultyStream",
     "create_server",
     "http_app",
     "serve_with_faults",
 ]
 
+SKILLS_DETAIL_FAULTS = (
+    "skills-settings-envelope",
+    "skills-no-cache-attributes",
+    "skills-manifest-without-self",
+    "skills-reserved-metadata",
+    "skills-frontmatter-extra",
+    "skills-md-plain",
+    "skills-no-directory-read",
+)
 FAULTS = (
     "answers-notifications",
     "wrong-revision",
@@ -111,6 +132,7 @@ FAULTS = (
     "schema-keywords-stripped",
     "elicitation-schema-plain",
     "no-log-messages",
+    *SKILLS_DETAIL_FAULTS,  # (issue 26, the skills details)
 )
 CONTENT_FAULTS = (
     "content-as-text",
@@ -357,6 +379,8 @@ class FaultyStream:
             error["code"] = -32002
             changed = True
         changed = _skills_fault(self.faults, self.methods.get(key), item) or changed
+        if self.faults & set(SKILLS_DETAIL_FAULTS):
+            changed = _skills_detail_fault(self.faults, self.methods.get(key), item) or changed
         if "error-id-null" in self.faults and isinstance(error, dict) and item.get("id") is not None:
             item["id"] = None
             changed = True
@@ -444,6 +468,60 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
     if "skills-get-bare" in faults and method == "skills/get" and isinstance(result.get("skill"), dict):
         result.update(result.pop("skill"))
         changed = True
+    return changed
+
+
+# -- the skills detail faults (issue 26) ---------------------------------------------------------
+
+_SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+
+
+def _skills_detail_fault(faults: set[str], method: str | None, item: dict[str, Any]) -> bool:
+    """The skills detail faults: rewrite an answer in place (True when changed)."""
+    result = item.get("result")
+    if method == "resources/directory/read" and "skills-no-directory-read" in faults:
+        item.pop("result", None)
+        item["error"] = {"code": -32601, "message": "Method not found: resources/directory/read"}
+        return True
+    if not isinstance(result, dict):
+        return False
+    changed = False
+    caps = result.get("capabilities")
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    if (
+        "skills-settings-envelope" in faults
+        and isinstance(extensions, dict)
+        and _SKILLS_EXTENSION in extensions
+    ):
+        extensions[_SKILLS_EXTENSION] = {"config": extensions[_SKILLS_EXTENSION]}
+        changed = True
+    if method in ("skills/list", "skills/get") and "skills-no-cache-attributes" in faults:
+        changed = (
+            bool(result.pop("ttlMs", None) is not None) | bool(result.pop("cacheScope", None)) or changed
+        )
+    entries = result.get("skills") if method == "skills/list" else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        frontmatter = entry.get("frontmatter")
+        if "skills-manifest-without-self" in faults and isinstance(entry.get("resources"), list):
+            entry["resources"] = [
+                f
+                for f in entry["resources"]
+                if not (isinstance(f, dict) and f.get("uri") == entry.get("uri"))
+            ]
+            changed = True
+        if "skills-reserved-metadata" in faults and isinstance(frontmatter, dict):
+            frontmatter["metadata"] = {"io.modelcontextprotocol/origin": "conformance"}
+            changed = True
+        if "skills-frontmatter-extra" in faults and isinstance(frontmatter, dict):
+            frontmatter["x-listed-only"] = "not in the SKILL.md"
+            changed = True
+    resources = result.get("resources") if method == "resources/list" else None
+    for resource in resources if isinstance(resources, list) and "skills-md-plain" in faults else []:
+        if isinstance(resource, dict) and str(resource.get("uri", "")).endswith("/SKILL.md"):
+            resource["mimeType"] = "text/plain"
+            changed = True
     return changed
 
 
