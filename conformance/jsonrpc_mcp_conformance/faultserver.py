@@ -56,6 +56,20 @@ agree on; meant to wrap ``examples/everything``, whose skills have subdirectorie
 ``skills-md-plain``        ``resources/list`` lists every SKILL.md as ``text/plain``
 ``skills-no-directory-read`` ``resources/directory/read`` answers -32601 (the method is declared, not served)
 
+The tasks detail faults (issue 26: the Tasks extension's dispatch, statuses, acks and wire fields;
+meant to wrap ``examples/everything``, which has the official suite's tasks fixtures):
+
+``tasks-removed-methods-served`` ``tasks/result`` and ``tasks/list`` are answered with an empty result
+``sync-results-carry-task-id`` a ``tools/call`` answered at once carries a ``taskId``
+``sync-result-untyped``     a ``tools/call`` answered at once loses ``resultType``
+``tool-error-task-failed``  a task whose result has ``isError`` is reported ``failed`` with an error
+``failed-task-with-result`` a ``failed`` task also carries a ``result``
+``cancel-terminal-32602``   ``tasks/cancel`` of a task already seen ended answers -32602
+``legacy-task-fields``      a CreateTaskResult also carries the v1 ``ttl`` and ``pollInterval``
+``related-task-meta``       a completed task's inlined result carries the v1 related-task ``_meta``
+``update-ack-task-envelope`` the ``tasks/update`` ack carries the task's ``status``
+``answered-key-kept``       ``tasks/get`` keeps listing an input request after it was answered
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -84,6 +98,7 @@ __all__ = [
     "FAULTS",
     "HTTP_FAULTS",
     "SKILLS_DETAIL_FAULTS",
+    "TASKS_DETAIL_FAULTS",
     "FaultyStream",
     "create_server",
     "http_app",
@@ -98,6 +113,18 @@ SKILLS_DETAIL_FAULTS = (
     "skills-frontmatter-extra",
     "skills-md-plain",
     "skills-no-directory-read",
+)
+TASKS_DETAIL_FAULTS = (
+    "tasks-removed-methods-served",
+    "sync-results-carry-task-id",
+    "sync-result-untyped",
+    "tool-error-task-failed",
+    "failed-task-with-result",
+    "cancel-terminal-32602",
+    "legacy-task-fields",
+    "related-task-meta",
+    "update-ack-task-envelope",
+    "answered-key-kept",
 )
 FAULTS = (
     "answers-notifications",
@@ -133,6 +160,7 @@ FAULTS = (
     "elicitation-schema-plain",
     "no-log-messages",
     *SKILLS_DETAIL_FAULTS,  # (issue 26, the skills details)
+    *TASKS_DETAIL_FAULTS,  # (issue 26, the tasks details)
 )
 CONTENT_FAULTS = (
     "content-as-text",
@@ -250,6 +278,7 @@ class FaultyStream:
         self.asked: dict[str, set[str]] = {}  # forgets-partial-answers: requestState -> the keys asked
         self.task_requests: dict[Any, str] = {}  # request id -> the tasks/* method it called
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
+        self.tasks_detail = _TasksDetail(self.faults & set(TASKS_DETAIL_FAULTS))
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -277,6 +306,7 @@ class FaultyStream:
                 continue
             self.request_ids.add(_key(item["id"]))
             self.methods[_key(item["id"])] = item["method"]
+            self.tasks_detail.request(_key(item["id"]), item)
             params = item.get("params")
             if item["method"].startswith("tasks/"):
                 self.task_requests[_key(item["id"])] = item["method"]
@@ -379,6 +409,7 @@ class FaultyStream:
             error["code"] = -32002
             changed = True
         changed = _skills_fault(self.faults, self.methods.get(key), item) or changed
+        changed = self.tasks_detail.answer(self.methods.get(key), item) or changed
         if self.faults & set(SKILLS_DETAIL_FAULTS):
             changed = _skills_detail_fault(self.faults, self.methods.get(key), item) or changed
         if "error-id-null" in self.faults and isinstance(error, dict) and item.get("id") is not None:
@@ -469,6 +500,95 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
         result.update(result.pop("skill"))
         changed = True
     return changed
+
+
+# -- the tasks detail faults (issue 26) ----------------------------------------------------------
+
+_TERMINAL = ("completed", "failed", "cancelled")
+
+
+class _TasksDetail:
+    """The tasks detail faults, with what they remember of a connection's tasks."""
+
+    def __init__(self, faults: set[str]) -> None:
+        self.faults = faults
+        self.task_ids: dict[Any, Any] = {}  # request id -> the taskId its params name
+        self.ended: set[Any] = set()  # taskIds seen in a terminal state
+        self.asked: dict[Any, dict[str, Any]] = {}  # taskId -> every input request listed so far
+        self.answered: dict[Any, set[str]] = {}  # taskId -> the input keys answered
+
+    def request(self, key: Any, item: dict[str, Any]) -> None:
+        params = item.get("params")
+        if self.faults and isinstance(params, dict) and "taskId" in params:
+            self.task_ids[key] = params["taskId"]
+            responses = params.get("inputResponses")
+            if item.get("method") == "tasks/update" and isinstance(responses, dict):
+                self.answered.setdefault(params["taskId"], set()).update(responses)
+
+    def answer(self, method: str | None, item: dict[str, Any]) -> bool:
+        if not self.faults or method is None:
+            return False
+        result, error, faults = item.get("result"), item.get("error"), self.faults
+        task_id = self.task_ids.get(_key(item.get("id")))
+        if method in ("tasks/result", "tasks/list") and isinstance(error, dict):
+            if "tasks-removed-methods-served" in faults:
+                del item["error"]
+                item["result"] = {"resultType": "complete"}
+                return True
+        if method == "tasks/cancel" and task_id in self.ended and "cancel-terminal-32602" in faults:
+            item.pop("result", None)
+            item["error"] = {"code": -32602, "message": "Invalid params: the task has ended"}
+            return True
+        if not isinstance(result, dict):
+            return False
+        if method == "tools/call":
+            return self._call(result)
+        if method == "tasks/update" and "update-ack-task-envelope" in faults:
+            result["status"] = "working"
+            return True
+        return method == "tasks/get" and self._get(task_id, result)
+
+    def _call(self, result: dict[str, Any]) -> bool:
+        faults, changed = self.faults, False
+        if result.get("resultType") == "task" and "legacy-task-fields" in faults:
+            result.update(ttl=result.get("ttlMs"), pollInterval=result.get("pollIntervalMs", 1000))
+            changed = True
+        if result.get("resultType") == "complete" and "sync-results-carry-task-id" in faults:
+            result["taskId"] = "conformance-sync"
+            changed = True
+        if result.get("resultType") == "complete" and "sync-result-untyped" in faults:
+            del result["resultType"]
+            changed = True
+        return changed
+
+    def _get(self, task_id: Any, result: dict[str, Any]) -> bool:
+        faults, changed = self.faults, False
+        status, inner = result.get("status"), result.get("result")
+        if status in _TERMINAL:
+            self.ended.add(task_id)
+        if status == "completed" and isinstance(inner, dict):
+            if inner.get("isError") is True and "tool-error-task-failed" in faults:
+                del result["result"]
+                result.update(status="failed", error={"code": -32603, "message": "the tool failed"})
+                return True
+            if "related-task-meta" in faults:
+                meta = inner.setdefault("_meta", {})
+                meta["io.modelcontextprotocol/related-task"] = {"taskId": task_id}
+                changed = True
+        if status == "failed" and "failed-task-with-result" in faults:
+            result["result"] = {"content": [], "isError": True}
+            changed = True
+        requests = result.get("inputRequests")
+        if status == "input_required" and isinstance(requests, dict):
+            asked = self.asked.setdefault(task_id, {})
+            asked.update(requests)
+            kept = {
+                k: v for k, v in asked.items() if k not in requests and k in self.answered.get(task_id, ())
+            }
+            if kept and "answered-key-kept" in faults:
+                requests.update(kept)
+                changed = True
+        return changed
 
 
 # -- the skills detail faults (issue 26) ---------------------------------------------------------
