@@ -530,11 +530,11 @@ class _TasksDetail:
             return False
         result, error, faults = item.get("result"), item.get("error"), self.faults
         task_id = self.task_ids.get(_key(item.get("id")))
-        if method in ("tasks/result", "tasks/list") and isinstance(error, dict):
-            if "tasks-removed-methods-served" in faults:
-                del item["error"]
-                item["result"] = {"resultType": "complete"}
-                return True
+        served = "tasks-removed-methods-served" in faults
+        if method in ("tasks/result", "tasks/list") and isinstance(error, dict) and served:
+            del item["error"]
+            item["result"] = {"resultType": "complete"}
+            return True
         if method == "tasks/cancel" and task_id in self.ended and "cancel-terminal-32602" in faults:
             item.pop("result", None)
             item["error"] = {"code": -32602, "message": "Invalid params: the task has ended"}
