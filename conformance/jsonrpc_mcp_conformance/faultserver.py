@@ -70,6 +70,17 @@ meant to wrap ``examples/everything``, which has the official suite's tasks fixt
 ``update-ack-task-envelope`` the ``tasks/update`` ack carries the task's ``status``
 ``answered-key-kept``       ``tasks/get`` keeps listing an input request after it was answered
 
+The MRTR detail faults (issue 26: what the official suite's ``test_input_required_result_*`` fixtures
+answer; meant to wrap ``examples/everything``):
+
+``input-requests-rekeyed``  every ``inputRequests`` key gets ``-x`` appended
+``input-requests-as-elicitation`` every input request's method becomes ``elicitation/create``
+``no-request-state``        InputRequiredResults lose ``requestState``
+``mrtr-only-for-tools``     a ``prompts/get`` InputRequiredResult becomes a complete prompt
+``reasks-as-error``         a retry answered with a new InputRequiredResult gets an error instead
+``extra-answers-refused``   a retry with more than one input response is answered -32602
+``malformed-answers-accepted`` a retry with malformed inputResponses is answered as complete
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -97,6 +108,7 @@ __all__ = [
     "CONTENT_FAULTS",
     "FAULTS",
     "HTTP_FAULTS",
+    "MRTR_DETAIL_FAULTS",
     "SKILLS_DETAIL_FAULTS",
     "TASKS_DETAIL_FAULTS",
     "FaultyStream",
@@ -125,6 +137,15 @@ TASKS_DETAIL_FAULTS = (
     "related-task-meta",
     "update-ack-task-envelope",
     "answered-key-kept",
+)
+MRTR_DETAIL_FAULTS = (
+    "input-requests-rekeyed",
+    "input-requests-as-elicitation",
+    "no-request-state",
+    "mrtr-only-for-tools",
+    "reasks-as-error",
+    "extra-answers-refused",
+    "malformed-answers-accepted",
 )
 FAULTS = (
     "answers-notifications",
@@ -161,6 +182,7 @@ FAULTS = (
     "no-log-messages",
     *SKILLS_DETAIL_FAULTS,  # (issue 26, the skills details)
     *TASKS_DETAIL_FAULTS,  # (issue 26, the tasks details)
+    *MRTR_DETAIL_FAULTS,  # (issue 26, the MRTR details)
 )
 CONTENT_FAULTS = (
     "content-as-text",
@@ -252,7 +274,11 @@ def create_server() -> Server:
 
     skill_md = "---\nname: fault-skill\ndescription: A skill of the fault server.\n---\n\n# Fault skill\n"
     server.add_extension(
-        Skills(Skill.from_files("fault-skill", {"SKILL.md": skill_md, "notes.md": "notes\n"}))
+        Skills(
+            Skill.from_files(
+                "fault-skill", {"SKILL.md": skill_md, "notes.md": "notes\n", "references/more.md": "more\n"}
+            )
+        )
     )
     return server
 
@@ -279,6 +305,7 @@ class FaultyStream:
         self.task_requests: dict[Any, str] = {}  # request id -> the tasks/* method it called
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
         self.tasks_detail = _TasksDetail(self.faults & set(TASKS_DETAIL_FAULTS))
+        self.mrtr_detail: dict[Any, str] = {}  # MRTR detail faults: request id -> its inputResponses' kind
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -307,6 +334,8 @@ class FaultyStream:
             self.request_ids.add(_key(item["id"]))
             self.methods[_key(item["id"])] = item["method"]
             self.tasks_detail.request(_key(item["id"]), item)
+            if self.faults & set(MRTR_DETAIL_FAULTS):
+                self.mrtr_detail[_key(item["id"])] = _responses_kind(item.get("params"))
             params = item.get("params")
             if item["method"].startswith("tasks/"):
                 self.task_requests[_key(item["id"])] = item["method"]
@@ -410,6 +439,9 @@ class FaultyStream:
             changed = True
         changed = _skills_fault(self.faults, self.methods.get(key), item) or changed
         changed = self.tasks_detail.answer(self.methods.get(key), item) or changed
+        if self.faults & set(MRTR_DETAIL_FAULTS):
+            kind = self.mrtr_detail.pop(key, "")
+            changed = _mrtr_detail_fault(self.faults, self.methods.get(key), kind, item) or changed
         if self.faults & set(SKILLS_DETAIL_FAULTS):
             changed = _skills_detail_fault(self.faults, self.methods.get(key), item) or changed
         if "error-id-null" in self.faults and isinstance(error, dict) and item.get("id") is not None:
@@ -499,6 +531,55 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
     if "skills-get-bare" in faults and method == "skills/get" and isinstance(result.get("skill"), dict):
         result.update(result.pop("skill"))
         changed = True
+    return changed
+
+
+# -- the MRTR detail faults (issue 26) -----------------------------------------------------------
+
+
+def _responses_kind(params: Any) -> str:
+    """What a request's ``inputResponses`` are: "" (none), "one", "several" or "malformed"."""
+    if not isinstance(params, dict) or "inputResponses" not in params:
+        return ""
+    responses = params["inputResponses"]
+    if not isinstance(responses, dict) or not all(isinstance(v, dict) for v in responses.values()):
+        return "malformed"
+    return "several" if len(responses) > 1 else "one"
+
+
+def _mrtr_detail_fault(faults: set[str], method: str | None, kind: str, item: dict[str, Any]) -> bool:
+    """The MRTR detail faults: rewrite an answer in place (True when changed)."""
+    result = item.get("result")
+    asks = isinstance(result, dict) and result.get("resultType") == "input_required"
+    if kind == "malformed" and "malformed-answers-accepted" in faults and (asks or "error" in item):
+        item.pop("error", None)
+        item["result"] = {"resultType": "complete", "content": [{"type": "text", "text": "accepted"}]}
+        return True
+    if kind == "several" and "extra-answers-refused" in faults and isinstance(result, dict):
+        del item["result"]
+        item["error"] = {"code": -32602, "message": "Invalid params: unexpected input responses"}
+        return True
+    if not asks or not isinstance(result, dict):
+        return False
+    if kind and "reasks-as-error" in faults:
+        del item["result"]
+        item["error"] = {"code": -32602, "message": "Invalid params: the input responses are incomplete"}
+        return True
+    if method == "prompts/get" and "mrtr-only-for-tools" in faults:
+        item["result"] = {"resultType": "complete", "messages": []}
+        return True
+    changed = False
+    if "no-request-state" in faults and "requestState" in result:
+        del result["requestState"]
+        changed = True
+    requests = result.get("inputRequests")
+    if isinstance(requests, dict) and "input-requests-rekeyed" in faults:
+        result["inputRequests"] = {f"{key}-x": value for key, value in requests.items()}
+        changed = True
+    for request in requests.values() if isinstance(requests, dict) else ():
+        if isinstance(request, dict) and "input-requests-as-elicitation" in faults:
+            request["method"] = "elicitation/create"
+            changed = True
     return changed
 
 
