@@ -81,6 +81,15 @@ answer; meant to wrap ``examples/everything``):
 ``extra-answers-refused``   a retry with more than one input response is answered -32602
 ``malformed-answers-accepted`` a retry with malformed inputResponses is answered as complete
 
+The stateless detail faults (issue 26: 2026-07-28 ``_meta`` rules, capabilities and the not-found error;
+meant to wrap ``examples/everything``):
+
+``not-found-without-uri``  a -32602 error naming a ``uri`` in its data loses the data
+``client-info-required``   a request whose ``_meta`` has no clientInfo is answered -32602
+``empty-params-served``    ``server/discover`` with ``params: {}`` is served as if it had a valid ``_meta``
+``prompts-undeclared``     ``server/discover`` results lose ``capabilities.prompts``
+``missing-capability-as-32602`` a -32021 error becomes -32602 without its data
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -110,6 +119,7 @@ __all__ = [
     "HTTP_FAULTS",
     "MRTR_DETAIL_FAULTS",
     "SKILLS_DETAIL_FAULTS",
+    "STATELESS_DETAIL_FAULTS",
     "TASKS_DETAIL_FAULTS",
     "FaultyStream",
     "create_server",
@@ -147,6 +157,13 @@ MRTR_DETAIL_FAULTS = (
     "extra-answers-refused",
     "malformed-answers-accepted",
 )
+STATELESS_DETAIL_FAULTS = (
+    "not-found-without-uri",
+    "client-info-required",
+    "empty-params-served",
+    "prompts-undeclared",
+    "missing-capability-as-32602",
+)
 FAULTS = (
     "answers-notifications",
     "wrong-revision",
@@ -183,6 +200,7 @@ FAULTS = (
     *SKILLS_DETAIL_FAULTS,  # (issue 26, the skills details)
     *TASKS_DETAIL_FAULTS,  # (issue 26, the tasks details)
     *MRTR_DETAIL_FAULTS,  # (issue 26, the MRTR details)
+    *STATELESS_DETAIL_FAULTS,  # (issue 26, the stateless details)
 )
 CONTENT_FAULTS = (
     "content-as-text",
@@ -306,6 +324,7 @@ class FaultyStream:
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
         self.tasks_detail = _TasksDetail(self.faults & set(TASKS_DETAIL_FAULTS))
         self.mrtr_detail: dict[Any, str] = {}  # MRTR detail faults: request id -> its inputResponses' kind
+        self.no_client_info: set[Any] = set()  # client-info-required: the requests without clientInfo
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -336,6 +355,10 @@ class FaultyStream:
             self.tasks_detail.request(_key(item["id"]), item)
             if self.faults & set(MRTR_DETAIL_FAULTS):
                 self.mrtr_detail[_key(item["id"])] = _responses_kind(item.get("params"))
+            if self.faults & set(STATELESS_DETAIL_FAULTS):  # (the request may be rewritten)
+                if _stateless_request(self.faults, item):
+                    self.no_client_info.add(_key(item["id"]))
+                frame = orjson.dumps(value)
             params = item.get("params")
             if item["method"].startswith("tasks/"):
                 self.task_requests[_key(item["id"])] = item["method"]
@@ -439,6 +462,9 @@ class FaultyStream:
             changed = True
         changed = _skills_fault(self.faults, self.methods.get(key), item) or changed
         changed = self.tasks_detail.answer(self.methods.get(key), item) or changed
+        if self.faults & set(STATELESS_DETAIL_FAULTS):
+            changed = _stateless_answer(self.faults, key in self.no_client_info, item) or changed
+            self.no_client_info.discard(key)
         if self.faults & set(MRTR_DETAIL_FAULTS):
             kind = self.mrtr_detail.pop(key, "")
             changed = _mrtr_detail_fault(self.faults, self.methods.get(key), kind, item) or changed
@@ -532,6 +558,48 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
         result.update(result.pop("skill"))
         changed = True
     return changed
+
+
+# -- the stateless detail faults (issue 26) ------------------------------------------------------
+
+
+def _stateless_request(faults: set[str], item: dict[str, Any]) -> bool:
+    """Rewrites a request in place (empty-params-served); True when it lacks clientInfo but has a
+    protocol version (client-info-required: its answer is replaced)."""
+    params = item.get("params")
+    if not isinstance(params, dict):
+        return False
+    if "empty-params-served" in faults and item.get("method") == "server/discover" and not params:
+        params["_meta"] = {wire.PROTOCOL_VERSION: MODERN, wire.CLIENT_CAPABILITIES: {}}
+        return False
+    meta = params.get("_meta")
+    return (
+        "client-info-required" in faults
+        and isinstance(meta, dict)
+        and wire.PROTOCOL_VERSION in meta
+        and "io.modelcontextprotocol/clientInfo" not in meta
+    )
+
+
+def _stateless_answer(faults: set[str], no_client_info: bool, item: dict[str, Any]) -> bool:
+    """The stateless detail faults: rewrite an answer in place (True when changed)."""
+    result, error = item.get("result"), item.get("error")
+    if no_client_info:
+        item.pop("result", None)
+        item["error"] = {"code": -32602, "message": "Invalid params: _meta has no clientInfo"}
+        return True
+    if isinstance(error, dict):
+        data = error.get("data")
+        if "not-found-without-uri" in faults and error.get("code") == -32602 and isinstance(data, dict):
+            return error.pop("data", None) is not None and "uri" in data
+        if "missing-capability-as-32602" in faults and error.get("code") == -32021:
+            error.pop("data", None)
+            error["code"] = -32602
+            return True
+    caps = result.get("capabilities") if isinstance(result, dict) and "supportedVersions" in result else None
+    if "prompts-undeclared" in faults and isinstance(caps, dict):
+        return caps.pop("prompts", None) is not None
+    return False
 
 
 # -- the MRTR detail faults (issue 26) -----------------------------------------------------------
