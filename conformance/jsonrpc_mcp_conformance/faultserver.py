@@ -89,6 +89,8 @@ meant to wrap ``examples/everything``):
 ``empty-params-served``    ``server/discover`` with ``params: {}`` is served as if it had a valid ``_meta``
 ``prompts-undeclared``     ``server/discover`` results lose ``capabilities.prompts``
 ``missing-capability-as-32602`` a -32021 error becomes -32602 without its data
+``no-tools-list-changed``  ``notifications/tools/list_changed`` is never sent
+``no-prompts-list-changed`` ``notifications/prompts/list_changed`` is never sent
 
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
@@ -163,6 +165,8 @@ STATELESS_DETAIL_FAULTS = (
     "empty-params-served",
     "prompts-undeclared",
     "missing-capability-as-32602",
+    "no-tools-list-changed",
+    "no-prompts-list-changed",
 )
 FAULTS = (
     "answers-notifications",
@@ -390,6 +394,8 @@ class FaultyStream:
         if "silent-invalid" in self.faults and _invalid_answer(value):
             return
         changed = False
+        if isinstance(value, dict) and _DROPPED_LIST_CHANGED.get(value.get("method", "")) in self.faults:
+            return  # (no-tools-list-changed, no-prompts-list-changed)
         if self.faults & set(CONTENT_FAULTS):
             if _drops_log(self.faults, value):
                 return
@@ -561,6 +567,12 @@ def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) ->
 
 
 # -- the stateless detail faults (issue 26) ------------------------------------------------------
+
+
+_DROPPED_LIST_CHANGED = {
+    "notifications/tools/list_changed": "no-tools-list-changed",
+    "notifications/prompts/list_changed": "no-prompts-list-changed",
+}
 
 
 def _stateless_request(faults: set[str], item: dict[str, Any]) -> bool:

@@ -1,5 +1,6 @@
 """The stateless detail requirements (spec/mcp/modern.json: clientInfo optional, empty params refused,
-capabilities that match the handlers, the -32021 error's data, the not-found error's data.uri):
+capabilities that match the handlers, the -32021 error's data, the not-found error's data.uri, list
+changes on a subscriptions/listen stream):
 examples/everything passes them, and each stateless detail fault of the fault server, wrapped around
 examples/everything, fails exactly the requirements it breaks."""
 
@@ -23,6 +24,8 @@ DETAIL = {
     "modern:meta:empty-params",
     "modern:discover:capabilities-match-handlers",
     "modern:capability:missing-client-capability",
+    "modern:listen:tools-list-changed",
+    "modern:listen:prompts-list-changed",
 }
 
 pytestmark = pytest.mark.anyio
@@ -57,6 +60,8 @@ async def test_everything_passes_every_modern_requirement_it_applies_to() -> Non
             {"modern:discover:capabilities-match-handlers", "modern:capability:prompts-list-undeclared"},
         ),
         ("missing-capability-as-32602", {"modern:capability:missing-client-capability"}),
+        ("no-tools-list-changed", {"modern:listen:tools-list-changed"}),
+        ("no-prompts-list-changed", {"modern:listen:prompts-list-changed"}),
     ],
 )
 async def test_each_stateless_detail_fault_fails_what_it_breaks(fault: str, failing: set[str]) -> None:
