@@ -98,6 +98,10 @@ wrapper rewrites the HTTP exchanges instead:
 ``session-id-with-space``  every ``Mcp-Session-Id`` issued has a space in it (taken back out of requests)
 ``sse-buffered``           SSE responses lose ``X-Accel-Buffering: no``
 ``broadcast``              what a POST is answered with is also copied onto the session's GET stream
+``base64-not-decoded``     (issue 26) an ``Mcp-Param-*`` value in ``=?base64?...?=`` form reaches the server
+                           unwrapped and undecoded (as a server that never decodes would compare it)
+``lenient-base64``         (issue 26) an ``Mcp-Param-*`` Base64 value with bad padding or characters is
+                           repaired before the server sees it (as a lenient decoder would read it)
 """
 
 from __future__ import annotations
@@ -213,7 +217,7 @@ CONTENT_FAULTS = (
     "no-log-messages",
 )
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
+HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast", "base64-not-decoded", "lenient-base64")
 MODERN = "2026-07-28"
 FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
 _REPEAT = "conformance-repeat"  # the repeats-page fault's cursor
@@ -893,6 +897,30 @@ async def serve_with_faults(server: Server, stream: Any, faults: Iterable[str]) 
     await server.serve(FaultyStream(stream, faults))
 
 
+_B64_OPEN, _B64_CLOSE = b"=?base64?", b"?="
+
+
+def _base64_fault(value: bytes, faults: set[str]) -> bytes:
+    """base64-not-decoded / lenient-base64: an ``=?base64?...?=`` header value as the server gets it."""
+    import base64
+    import binascii
+    import re
+
+    inner = (
+        value[len(_B64_OPEN) : -len(_B64_CLOSE)] if value.endswith(_B64_CLOSE) else value[len(_B64_OPEN) :]
+    )
+    if "base64-not-decoded" in faults:
+        return inner
+    if "lenient-base64" in faults:
+        try:
+            base64.b64decode(inner, validate=True)
+        except binascii.Error:
+            kept = re.sub(rb"[^A-Za-z0-9+/]", b"", inner)
+            decoded = base64.b64decode(kept + b"=" * (-len(kept) % 4))
+            return _B64_OPEN + base64.b64encode(decoded) + _B64_CLOSE
+    return value
+
+
 def _rewrite_headers(headers: Iterable[Any], faults: set[str], outgoing: bool) -> list[tuple[bytes, bytes]]:
     rewritten: list[tuple[bytes, bytes]] = []
     for name, value in headers:
@@ -901,6 +929,8 @@ def _rewrite_headers(headers: Iterable[Any], faults: set[str], outgoing: bool) -
             value = value[:8] + b" " + value[8:] if outgoing else bytes(value).replace(b" ", b"")
         elif key == b"x-accel-buffering" and outgoing and "sse-buffered" in faults:
             continue
+        elif key.startswith(b"mcp-param-") and not outgoing and bytes(value).startswith(_B64_OPEN):
+            value = _base64_fault(bytes(value), faults)
         rewritten.append((name, value))
     return rewritten
 

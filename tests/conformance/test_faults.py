@@ -72,7 +72,11 @@ async def test_answering_notifications_fails_the_no_response_requirements() -> N
     expected |= {"lifecycle:initialized:no-response", "jsonrpc:response:solicited"}
     expected |= {"modern:result:result-type-invariant"}  # the stray result has no resultType either
     expected |= {"jsonrpc:message:schema-valid"}  # nor any schema a response with id null
-    assert _failed(await _run(["answers-notifications"])) == expected
+    run = await _run(["answers-notifications"])
+    ran = {
+        v.id for v in run.verdicts if v.status != "skip"
+    }  # (e.g. skipped without an official trigger tool)
+    assert _failed(run) == expected & ran
 
 
 @pytest.mark.anyio
