@@ -102,6 +102,9 @@ wrapper rewrites the HTTP exchanges instead:
                            unwrapped and undecoded (as a server that never decodes would compare it)
 ``lenient-base64``         (issue 26) an ``Mcp-Param-*`` Base64 value with bad padding or characters is
                            repaired before the server sees it (as a lenient decoder would read it)
+``routing-headers-unchecked`` (issue 26) ``Mcp-Method`` and ``Mcp-Name`` are set from the body before the
+                           server sees them (as a server that never compares them would behave)
+``task-name-header-refused`` (issue 26) an ``Mcp-Name`` on a ``tasks/*`` request reaches the server garbled
 """
 
 from __future__ import annotations
@@ -217,7 +220,15 @@ CONTENT_FAULTS = (
     "no-log-messages",
 )
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast", "base64-not-decoded", "lenient-base64")
+HTTP_FAULTS = (
+    "session-id-with-space",
+    "sse-buffered",
+    "broadcast",
+    "base64-not-decoded",
+    "lenient-base64",
+    "routing-headers-unchecked",
+    "task-name-header-refused",
+)
 MODERN = "2026-07-28"
 FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
 _REPEAT = "conformance-repeat"  # the repeats-page fault's cursor
@@ -935,6 +946,47 @@ def _rewrite_headers(headers: Iterable[Any], faults: set[str], outgoing: bool) -
     return rewritten
 
 
+async def _routing_fault(scope: Any, receive: Any, faults: set[str]) -> tuple[Any, Any]:
+    """routing-headers-unchecked / task-name-header-refused: the request's body is read whole, its
+    routing headers rewritten from (or against) it, and the body handed on unchanged."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        chunks.append(bytes(message.get("body", b"")))
+        if message["type"] != "http.request" or not message.get("more_body"):
+            break
+    body = b"".join(chunks)
+    try:
+        request = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        request = None
+    method = request.get("method") if isinstance(request, dict) else None
+    params = request.get("params") if isinstance(request, dict) else None
+    headers = [(k, v) for k, v in scope["headers"] if bytes(k).lower() not in (b"mcp-method", b"mcp-name")]
+    kept = [(k, v) for k, v in scope["headers"] if bytes(k).lower() in (b"mcp-method", b"mcp-name")]
+    if isinstance(method, str) and "routing-headers-unchecked" in faults:
+        kept = [(b"mcp-method", method.encode())]
+        name = (
+            params.get("name") or params.get("taskId") or params.get("uri")
+            if isinstance(params, dict)
+            else None
+        )
+        if isinstance(name, str):
+            kept.append((b"mcp-name", name.encode()))
+    elif isinstance(method, str) and method.startswith("tasks/") and "task-name-header-refused" in faults:
+        kept = [(k, v + b"-garbled" if bytes(k).lower() == b"mcp-name" else v) for k, v in kept]
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return {**scope, "headers": headers + kept}, replay
+
+
 def http_app(faults: Iterable[str] = (), server: Server | None = None) -> tuple[Any, Any]:
     """``(asgi_app, mcp_app)``: the fault server over Streamable HTTP behind an ASGI wrapper that
     injects the HTTP ``faults``; ``mcp_app`` is the :class:`McpHttpApp` inside (to shut it down)."""
@@ -952,6 +1004,8 @@ def http_app(faults: Iterable[str] = (), server: Server | None = None) -> tuple[
             await mcp_app(scope, receive, send)
             return
         scope = {**scope, "headers": _rewrite_headers(scope["headers"], chosen, outgoing=False)}
+        if chosen & {"routing-headers-unchecked", "task-name-header-refused"}:
+            scope, receive = await _routing_fault(scope, receive, chosen)
         request = {bytes(k).lower(): bytes(v) for k, v in scope["headers"]}
         session = request.get(_SESSION)
         standalone = scope["method"] == "GET" and b"last-event-id" not in request

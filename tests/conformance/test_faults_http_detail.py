@@ -1,6 +1,7 @@
-"""http:modern:param-header-base64 (issue 26): examples/everything over Streamable HTTP decodes a Base64
-Mcp-Param value and refuses a malformed one, and each of the fault server's HTTP faults that changes
-how Base64 header values reach it fails the requirement."""
+"""http:modern:param-header-base64 and the tasks routing headers (issue 26): examples/everything over
+Streamable HTTP decodes a Base64 Mcp-Param value and refuses a malformed one, serves tasks requests whose
+Mcp-Method / Mcp-Name match and refuses those that do not; each of the fault server's HTTP faults that
+changes how those headers reach it fails exactly the requirements it breaks."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..http.support import serving
 
 SPEC = load_spec()
 EVERYTHING = Path(__file__).resolve().parents[2] / "examples" / "everything" / "server.py"
-ONLY = ["http:modern:param-header*", "http:modern:name-header-base64"]
+ONLY = ["http:modern:param-header*", "http:modern:name-header-base64", "tasks:headers:*"]
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +46,8 @@ async def test_everything_decodes_and_checks_base64_header_values() -> None:
         "http:modern:param-header-numeric": "pass",
         "http:modern:param-header-base64": "pass",
         "http:modern:name-header-base64": "pass",
+        "tasks:headers:routing-accepted": "pass",
+        "tasks:headers:routing-mismatch": "pass",
     }
 
 
@@ -53,9 +56,14 @@ async def test_everything_decodes_and_checks_base64_header_values() -> None:
     [
         ("base64-not-decoded", {"http:modern:param-header-base64"}),
         ("lenient-base64", {"http:modern:param-header-base64"}),
+        (
+            "routing-headers-unchecked",
+            {"tasks:headers:routing-mismatch", "http:modern:name-header-base64"},
+        ),
+        ("task-name-header-refused", {"tasks:headers:routing-accepted"}),
     ],
 )
-async def test_each_base64_fault_fails_the_base64_requirement(fault: str, failing: set[str]) -> None:
+async def test_each_header_fault_fails_what_it_breaks(fault: str, failing: set[str]) -> None:
     assert fault in HTTP_FAULTS
     statuses = _statuses(await _run([fault]))
     assert {i for i, s in statuses.items() if s in ("fail", "error")} == failing

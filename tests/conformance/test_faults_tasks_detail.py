@@ -19,7 +19,7 @@ from jsonrpc_mcp_conformance.match import match
 
 SPEC = load_spec()
 EVERYTHING = Path(__file__).resolve().parents[2] / "examples" / "everything" / "server.py"
-TASKS = sorted(f.id for f in SPEC.fixtures if f.id.startswith("tasks:"))
+TASKS = sorted(f.id for f in SPEC.fixtures if f.id.startswith("tasks:") and "inprocess" in f.transports)
 
 pytestmark = pytest.mark.anyio
 
