@@ -13,7 +13,8 @@ import pytest
 
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
-from jsonrpc_mcp_conformance.faultserver import MRTR_DETAIL_FAULTS, serve_with_faults
+from jsonrpc_mcp_conformance._fault_details import MRTR_DETAIL_FAULTS
+from jsonrpc_mcp_conformance.faultserver import serve_with_faults
 
 SPEC = load_spec()
 EVERYTHING = Path(__file__).resolve().parents[2] / "examples" / "everything" / "server.py"

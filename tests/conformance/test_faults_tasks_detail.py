@@ -14,7 +14,8 @@ import pytest
 
 from jsonrpc_mcp.cli import load_target
 from jsonrpc_mcp_conformance import InProcessTarget, Run, check, load_spec
-from jsonrpc_mcp_conformance.faultserver import TASKS_DETAIL_FAULTS, serve_with_faults
+from jsonrpc_mcp_conformance._fault_details import TASKS_DETAIL_FAULTS
+from jsonrpc_mcp_conformance.faultserver import serve_with_faults
 from jsonrpc_mcp_conformance.match import match
 
 SPEC = load_spec()
