@@ -146,7 +146,7 @@ def _copy(destination: Path) -> Path:
 
 
 def _check(report: dict[str, object], location: Path, suffix: str) -> None:
-    answer = {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}}
+    answer = {"content": [{"type": "text", "text": '{"result":5}'}], "structuredContent": {"result": 5}}
     assert report["result"] == answer
     files = report["files"]
     assert isinstance(files, list) and len(files) > 20

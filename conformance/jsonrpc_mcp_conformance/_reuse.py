@@ -21,17 +21,22 @@ once) and its request ids are not counted again.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ._channel import ERROR, SKIP, Abort, _dump
-from ._variables import substitute
-from .fixtures import MODERN_REVISIONS, Fixture
+from ._variables import initialize_request, substitute
+from .fixtures import LEGACY_REVISIONS, MODERN_REVISIONS, Fixture
 from .targets import Connection
 
 if TYPE_CHECKING:
     from ._channel import Channel
 
-__all__ = ["Recording", "Replay", "first_frame", "untouched"]
+__all__ = ["Recording", "Replay", "Reuse", "Spare", "first_frame", "handshake_id", "untouched"]
 
 _EOF = object()  # a recorded end of the connection
 
@@ -140,3 +145,32 @@ def untouched(channel: Channel, revision: str) -> bool:
     if revision in MODERN_REVISIONS:
         return "initialize" not in methods
     return methods <= {"ping"}
+
+
+def handshake_id(frame: bytes, revision: str) -> Any:
+    """The id of ``frame`` when it is the session's own handshake request for ``revision`` (a legacy
+    ``initialize`` of that revision with no client capabilities) sent with that id; else None."""
+    if revision not in LEGACY_REVISIONS:
+        return None
+    value = orjson.loads(frame)
+    rid = value.get("id") if isinstance(value, dict) else None
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        return None
+    return rid if frame == _dump(initialize_request(revision, rid)) else None
+
+
+Spare = tuple[contextlib.AsyncExitStack, Connection]
+
+
+@dataclass
+class Reuse:
+    """What a fresh fixture may reuse, and what it leaves: the frame it shares with other fixtures
+    (None: none), the records of shared frames answered so far, a spare connection (taken: None; left:
+    the one it ends with), and the request ids and methods it sent."""
+
+    frame: bytes | None
+    records: dict[bytes, tuple[bytes, list[Any], str]]
+    spare: Spare | None
+    on_latency: Callable[[float], None] | None = None
+    sent: list[Any] = field(default_factory=list)
+    methods: dict[str, set[str]] = field(default_factory=dict)

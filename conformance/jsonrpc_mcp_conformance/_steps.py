@@ -329,7 +329,7 @@ async def _paginate(
     same: dict[str, Any] = {}  # "same": result members every page must carry with one value
     cursor: Any = _OMIT
     for page in range(int(spec.get("max_pages", 100))):
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = dict(substitute(spec.get("params", {}), variables))  # e.g. a uri
         if variables["meta"] is not _OMIT:  # "meta": another 2026-07-28 envelope (declaring an extension)
             params["_meta"] = substitute(spec["meta"], variables) if "meta" in spec else variables["meta"]
         if cursor is not _OMIT:
@@ -500,13 +500,14 @@ async def _stream_step(
 
 def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) -> None:
     """Store values of an answer for later steps, in order. A capture is a dotted path (``*`` takes
-    every element), or ``{"path", "from", "where", "prefer", "take", "arguments", "reason"}``: the
-    value at ``path`` (default the whole) of the answer or of the variable ``from``; with ``where``,
-    the first element of that array (or entry ``{"key", "value"}`` of that object) matching the
-    pattern (or, first, one matching a ``prefer`` pattern, tried in order); then ``take`` of it; with
-    ``arguments`` (an object), that value is an ``inputSchema`` and the capture is a call's arguments:
-    those given, and the simplest valid value of every other required property (see
-    :func:`valid_arguments`). When nothing is found the fixture is skipped, with ``reason`` when given."""
+    every element), or ``{"path", "from", "where", "prefer", "take", "arguments", "trim", "reason"}``:
+    the value at ``path`` (default the whole) of the answer or of the variable ``from``; with
+    ``where``, the first element of that array (or entry ``{"key", "value"}`` of that object) matching
+    the pattern (or, first, one matching a ``prefer`` pattern, tried in order); then ``take`` of it;
+    with ``arguments`` (an object), that value is an ``inputSchema`` and the capture is a call's
+    arguments: those given, and the simplest valid value of every other required property (see
+    :func:`valid_arguments`); then, with ``trim``, that string without that ending. When nothing is
+    found the fixture is skipped, with ``reason`` when given."""
     for name, how in captures.items():
         spec = {"path": how} if isinstance(how, str) else dict(how)
         path = str(spec.get("path", ""))
@@ -526,6 +527,9 @@ def _capture(subject: Any, captures: dict[str, Any], variables: dict[str, Any]) 
                 found = select(found, str(spec["take"]))
             if found is not _OMIT and "arguments" in spec:  # a call of the tool whose inputSchema it is
                 found = valid_arguments(found, substitute(spec["arguments"], variables))
+        if "trim" in spec:  # the value without that ending (not found when it lacks it)
+            ending = str(spec["trim"])
+            found = found[: -len(ending)] if isinstance(found, str) and found.endswith(ending) else _OMIT
         if found is not _OMIT and spec.get("tamper"):
             found = _tamper(found)
         if found is _OMIT:

@@ -65,6 +65,9 @@ wrap a server with a view, such as ``examples/everything`` or ``examples/memory`
 ``apps-app-only-shown``    every request is served as if its client declared the extension (``initialize``
                            capabilities; the 2026-07-28 ``_meta`` client capabilities)
 
+The issue-26 detail faults (skills, tasks, MRTR, stateless, and four HTTP header faults) are listed
+in :mod:`._fault_details`; they are meant to wrap ``examples/everything``.
+
 Over Streamable HTTP (:func:`http_app`, or ``--port N`` to serve ``http://127.0.0.1:N/mcp``) an ASGI
 wrapper rewrites the HTTP exchanges instead:
 
@@ -86,6 +89,17 @@ import orjson
 
 from jsonrpc_mcp import Arg, Context, Server, wire
 
+from ._fault_details import DETAIL_FAULTS, DETAIL_HTTP_FAULTS, DetailFaults, _key, base64_fault, routing_fault
+from ._fault_features import (
+    APPS_FAULTS,
+    CONTENT_FAULTS,
+    _apps_fault,
+    _content_fault,
+    _declare_apps,
+    _drops_log,
+    _items,
+    _skills_fault,
+)
 from .fixtures import ALL_REVISIONS
 
 __all__ = [
@@ -144,26 +158,10 @@ FAULTS = (
     "apps-tool-meta-malformed",
     "apps-resource-meta-malformed",
     "apps-app-only-shown",
-)
-APPS_FAULTS = (
-    "apps-undeclared",
-    "apps-link-scheme",
-    "apps-dangling-link",
-    "apps-wrong-mime",
-    "apps-tool-meta-malformed",
-    "apps-resource-meta-malformed",
-    "apps-app-only-shown",
-)
-APPS_EXTENSION = "io.modelcontextprotocol/ui"
-APPS_MIME = "text/html;profile=mcp-app"
-CONTENT_FAULTS = (
-    "content-as-text",
-    "schema-keywords-stripped",
-    "elicitation-schema-plain",
-    "no-log-messages",
+    *DETAIL_FAULTS,  # (issue 26: skills, tasks, MRTR and stateless details, _fault_details.py)
 )
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast")
+HTTP_FAULTS = ("session-id-with-space", "sse-buffered", "broadcast", *DETAIL_HTTP_FAULTS)
 MODERN = "2026-07-28"
 FIXED_VERSION = "2025-06-18"  # the fixed-version fault's answer to every initialize
 _REPEAT = "conformance-repeat"  # the repeats-page fault's cursor
@@ -255,14 +253,9 @@ def create_server() -> Server:
     from jsonrpc_mcp.skills import Skill, Skills
 
     skill_md = "---\nname: fault-skill\ndescription: A skill of the fault server.\n---\n\n# Fault skill\n"
-    server.add_extension(
-        Skills(Skill.from_files("fault-skill", {"SKILL.md": skill_md, "notes.md": "notes\n"}))
-    )
+    files = {"SKILL.md": skill_md, "notes.md": "notes\n", "references/more.md": "more\n"}
+    server.add_extension(Skills(Skill.from_files("fault-skill", files)))
     return server
-
-
-def _items(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
 
 
 class FaultyStream:
@@ -284,6 +277,7 @@ class FaultyStream:
         self.methods: dict[Any, str] = {}  # the skills faults: request id -> method
         self.deaf = False  # deaf-after-parse-error: it answers nothing any more
         self.tool_lists: set[Any] = set()  # required-bounds-only: the tools/list requests received
+        self.details = DetailFaults(self.faults)  # (issue 26's detail faults: _fault_details.py)
 
     async def receive(self) -> bytes:
         frame = bytes(await self.inner.receive())
@@ -313,6 +307,8 @@ class FaultyStream:
                 continue
             self.request_ids.add(_key(item["id"]))
             self.methods[_key(item["id"])] = item["method"]
+            if self.details.request(_key(item["id"]), item):  # (the request may be rewritten)
+                frame = orjson.dumps(value)
             params = item.get("params")
             if item["method"].startswith("tasks/"):
                 self.task_requests[_key(item["id"])] = item["method"]
@@ -350,6 +346,8 @@ class FaultyStream:
         if ("silent-invalid" in self.faults and _invalid_answer(value)) or self.deaf:
             return
         changed = False
+        if self.details.drops(value):
+            return
         if self.faults & set(CONTENT_FAULTS):
             if _drops_log(self.faults, value):
                 return
@@ -432,6 +430,7 @@ class FaultyStream:
             error["code"] = -32002
             changed = True
         changed = _skills_fault(self.faults, self.methods.get(key), item) or changed
+        changed = self.details.answer(key, self.methods.get(key), item) or changed
         if "error-id-null" in self.faults and isinstance(error, dict) and item.get("id") is not None:
             item["id"] = None
             changed = True
@@ -494,186 +493,6 @@ def _declare_tasks(params: Any) -> bool:
     return True
 
 
-def _skills_fault(faults: set[str], method: str | None, item: dict[str, Any]) -> bool:
-    """The skills faults: rewrite a ``skills/list`` or ``skills/get`` answer (True when changed)."""
-    result, error = item.get("result"), item.get("error")
-    if method not in ("skills/list", "skills/get"):
-        return False
-    if method == "skills/get" and "skills-unknown-32002" in faults and isinstance(error, dict):
-        error["code"] = -32002
-        return True
-    if not isinstance(result, dict):
-        return False
-    listed = result.get("skills") if method == "skills/list" else [result.get("skill")]
-    entries: list[dict[str, Any]] = (
-        [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
-    )
-    changed = False
-    for entry in entries:
-        if "skills-no-manifest" in faults and method == "skills/list":
-            changed = entry.pop("resources", None) is not None or changed
-        for file in entry.get("resources", []) if "skills-stale-digest" in faults else []:
-            if isinstance(file, dict) and isinstance(file.get("digest"), str):
-                file["digest"] = file["digest"][:-1] + ("0" if file["digest"][-1] != "0" else "1")
-                changed = True
-    if "skills-get-bare" in faults and method == "skills/get" and isinstance(result.get("skill"), dict):
-        result.update(result.pop("skill"))
-        changed = True
-    return changed
-
-
-# -- the MCP Apps faults (issue 25) ----------------------------------------------------------------
-
-
-def _declare_apps(method: str, params: Any) -> bool:
-    """apps-app-only-shown: the request's client capabilities declare the extension (True when changed)."""
-    if not isinstance(params, dict):
-        return False
-    if method == wire.INITIALIZE:
-        caps = params.get("capabilities")
-    else:
-        meta = params.get("_meta")
-        caps = meta.get(wire.CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
-    if not isinstance(caps, dict):
-        return False
-    found = caps.get("extensions")
-    extensions: dict[str, Any] = found if isinstance(found, dict) else {}
-    if APPS_EXTENSION in extensions:
-        return False
-    caps["extensions"] = {**extensions, APPS_EXTENSION: {"mimeTypes": [APPS_MIME]}}
-    return True
-
-
-def _ui(entry: Any) -> dict[str, Any] | None:
-    """An entry's ``_meta.ui`` object, or None."""
-    meta = entry.get("_meta") if isinstance(entry, dict) else None
-    ui = meta.get("ui") if isinstance(meta, dict) else None
-    return ui if isinstance(ui, dict) else None
-
-
-def _apps_fault(faults: set[str], methods: dict[Any, str], value: Any) -> bool:
-    """The MCP Apps faults: rewrite an answer in place (True when changed)."""
-    changed = False
-    for item in _items(value):
-        result = item.get("result") if isinstance(item, dict) and "method" not in item else None
-        if not isinstance(result, dict):
-            continue
-        method = methods.get(_key(item.get("id")))
-        caps = result.get("capabilities")
-        extensions = caps.get("extensions") if isinstance(caps, dict) else None
-        if "apps-undeclared" in faults and isinstance(extensions, dict):
-            changed = extensions.pop(APPS_EXTENSION, None) is not None or changed
-        if method == "tools/list":
-            changed = _apps_tools(faults, result.get("tools")) or changed
-        elif method in ("resources/list", "resources/read"):
-            entries = result.get("resources" if method == "resources/list" else "contents")
-            changed = _apps_resources(faults, method, entries) or changed
-    return changed
-
-
-def _apps_tools(faults: set[str], tools: Any) -> bool:
-    changed = False
-    for tool in tools if isinstance(tools, list) else ():
-        ui = _ui(tool)
-        if ui is None:
-            continue
-        uri = ui.get("resourceUri")
-        if "apps-link-scheme" in faults and isinstance(uri, str) and uri.startswith("ui://"):
-            ui["resourceUri"] = "https://" + uri[len("ui://") :]
-            changed = True
-        visibility = ui.get("visibility")
-        app_only = isinstance(visibility, list) and "model" not in visibility
-        if "apps-dangling-link" in faults and app_only and isinstance(uri, str):
-            ui["resourceUri"] = "ui://conformance-fault/no-such-view"
-            changed = True
-        if "apps-tool-meta-malformed" in faults:
-            ui["visibility"] = ",".join(visibility if isinstance(visibility, list) else ["model", "app"])
-            changed = True
-    return changed
-
-
-def _apps_resources(faults: set[str], method: str, entries: Any) -> bool:
-    changed = False
-    for entry in entries if isinstance(entries, list) else ():
-        if not isinstance(entry, dict):
-            continue
-        is_view = str(entry.get("uri", "")).startswith("ui://")
-        if "apps-wrong-mime" in faults and method == "resources/read" and entry.get("mimeType") == APPS_MIME:
-            entry["mimeType"] = "text/html"
-            changed = True
-        if "apps-resource-meta-malformed" in faults and is_view:
-            meta = entry.get("_meta")
-            entry["_meta"] = meta = meta if isinstance(meta, dict) else {}
-            ui = meta.get("ui")
-            meta["ui"] = {**(ui if isinstance(ui, dict) else {}), "prefersBorder": "true"}
-            changed = True
-    return changed
-
-
-# -- the content faults (issue 26) ---------------------------------------------------------------
-
-_STRIPPED_KEYWORDS = ("$schema", "$defs", "allOf", "if", "then", "else", "additionalProperties")
-
-
-def _drops_log(faults: set[str], value: Any) -> bool:
-    """no-log-messages: whether ``value`` is a notifications/message (never sent)."""
-    return "no-log-messages" in faults and isinstance(value, dict) and value.get("method") == wire.MESSAGE
-
-
-def _content_fault(faults: set[str], methods: dict[Any, str], value: Any) -> bool:
-    """The content faults: rewrite an answer or a server request in place (True when changed)."""
-    changed = False
-    for item in _items(value):
-        if not isinstance(item, dict):
-            continue
-        if "elicitation-schema-plain" in faults and item.get("method") == "elicitation/create":
-            changed = _plain_elicitation(item.get("params")) or changed
-        result = item.get("result")
-        method = methods.get(_key(item.get("id"))) if "method" not in item else None
-        if isinstance(result, dict) and method is not None:
-            if "content-as-text" in faults:
-                changed = _as_text(method, result) or changed
-            if "schema-keywords-stripped" in faults and method == "tools/list":
-                for tool in result.get("tools") or ():
-                    schema = tool.get("inputSchema") if isinstance(tool, dict) else None
-                    if isinstance(schema, dict):
-                        for key in _STRIPPED_KEYWORDS:
-                            changed = schema.pop(key, None) is not None or changed
-    return changed
-
-
-def _plain_elicitation(params: Any) -> bool:
-    """elicitation-schema-plain: the asked properties lose their defaults and enum forms."""
-    schema = params.get("requestedSchema") if isinstance(params, dict) else None
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    changed = False
-    for prop in properties.values() if isinstance(properties, dict) else ():
-        for key in ("default", "oneOf", "enumNames", "items") if isinstance(prop, dict) else ():
-            changed = prop.pop(key, None) is not None or changed
-    return changed
-
-
-def _as_text(method: str, result: dict[str, Any]) -> bool:
-    """content-as-text: content items become text, resource contents lose their text and blob."""
-    plain = {"type": "text", "text": "rewritten"}
-    changed = False
-    if method == "tools/call" and isinstance(result.get("content"), list):
-        result["content"] = [dict(plain) for _ in result["content"]]
-        result.pop("isError", None)
-        changed = True
-    messages = result.get("messages") if method == "prompts/get" else None
-    for message in messages if isinstance(messages, list) else ():
-        if isinstance(message, dict):
-            message["content"] = dict(plain)
-            changed = True
-    contents = result.get("contents") if method == "resources/read" else None
-    for entry in contents if isinstance(contents, list) else ():
-        if isinstance(entry, dict):
-            changed = entry.pop("text", None) is not None or changed
-            changed = entry.pop("blob", None) is not None or changed
-    return changed
-
-
 def _unchecked_call(item: dict[str, Any]) -> bool:
     """no-validation: drop the arguments of a ``tools/call`` of ``test_bounded`` (True when dropped)."""
     params = item.get("params")
@@ -703,10 +522,6 @@ def _invalid_answer(value: Any) -> bool:
     return bool(errors) and all(isinstance(e, dict) and e.get("code") in (-32700, -32600) for e in errors)
 
 
-def _key(rid: Any) -> Any:
-    return (type(rid).__name__, rid) if isinstance(rid, (str, int)) else None
-
-
 async def serve_with_faults(server: Server, stream: Any, faults: Iterable[str]) -> None:
     """Serve one connection through a :class:`FaultyStream`."""
     await server.serve(FaultyStream(stream, faults))
@@ -720,6 +535,8 @@ def _rewrite_headers(headers: Iterable[Any], faults: set[str], outgoing: bool) -
             value = value[:8] + b" " + value[8:] if outgoing else bytes(value).replace(b" ", b"")
         elif key == b"x-accel-buffering" and outgoing and "sse-buffered" in faults:
             continue
+        elif key.startswith(b"mcp-param-") and not outgoing:
+            value = base64_fault(bytes(value), faults)
         rewritten.append((name, value))
     return rewritten
 
@@ -741,6 +558,8 @@ def http_app(faults: Iterable[str] = (), server: Server | None = None) -> tuple[
             await mcp_app(scope, receive, send)
             return
         scope = {**scope, "headers": _rewrite_headers(scope["headers"], chosen, outgoing=False)}
+        if chosen & {"routing-headers-unchecked", "task-name-header-refused"}:
+            scope, receive = await routing_fault(scope, receive, chosen)
         request = {bytes(k).lower(): bytes(v) for k, v in scope["headers"]}
         session = request.get(_SESSION)
         standalone = scope["method"] == "GET" and b"last-event-id" not in request

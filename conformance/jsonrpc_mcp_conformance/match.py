@@ -29,6 +29,13 @@ is an operator:
 ``{"$json": p}``                 a string holding JSON text whose value matches p
 ``{"$increasing": "a.b"}``       an array whose values at that dotted path are strictly increasing numbers
 ``{"$sha256": "sha256:<hex>"}``  a string whose UTF-8 bytes have that digest (SEP-2640 skill manifests)
+``{"$endswith": "..."}``         a string ending with the text
+``{"$frontmatter": p}``          a string opening with a ``---`` YAML frontmatter block whose value matches p
+``{"$skills": "must"}``          an array of SEP-2640 skill entries that agree with themselves: each uri's
+                                 last skill-path segment is its frontmatter name (naming rules kept), its
+                                 file manifest lists its own uri and files of its directory, each once;
+                                 ``"should"``: skill:// URIs, reg-name authorities, unique names, no more
+                                 than 512 files or 16 MiB per skill, no reserved metadata keys
 
 One generator is not a pattern but is expanded when the fixtures are loaded (``fixtures.py``), anywhere
 in a fixture's steps, so that large values need not be stored: ``{"$repeat": "x", "$times": 1048576}``
@@ -282,9 +289,30 @@ def _match_operator(
             problems.extend(_increasing(actual, str(arg), path))
         elif op == "$sha256":
             problems.extend(_sha256(actual, arg, path))
+        elif op == "$endswith":
+            if not isinstance(actual, str) or not actual.endswith(arg):
+                problems.append(f"{path}: expected a string ending with {arg!r}, got {_short(actual)}")
+        elif op == "$frontmatter":
+            problems.extend(_frontmatter(actual, arg, variables, path))
+        elif op == "$skills":
+            from ._skills import skills_problems
+
+            problems.extend(f"{path}: {p}" for p in skills_problems(actual, str(arg)))
         else:
             raise ValueError(f"unknown pattern operator {op}")
     return problems
+
+
+def _frontmatter(actual: Any, pattern: Any, variables: Mapping[str, Any] | None, path: str) -> list[str]:
+    from jsonrpc_mcp.skills._frontmatter import FrontmatterError, parse_frontmatter
+
+    if not isinstance(actual, str):
+        return [f"{path}: expected SKILL.md text, got {describe_type(actual)}"]
+    try:
+        value = parse_frontmatter(actual[1:] if actual.startswith("\ufeff") else actual)
+    except FrontmatterError as error:
+        return [f"{path}: {error}"]
+    return match(value, pattern, variables, f"{path}(frontmatter)")
 
 
 def _sha256(actual: Any, digest: Any, path: str) -> list[str]:

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
 
 from jsonrpc_mcp import wire
 
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, PASS, SKIP, Abort, Channel, Seen, _dump
 from ._channel import sent_request_ids as sent_request_ids
 from ._invariants import judge_invariant, load_message_schema
-from ._reuse import Recording, Replay, first_frame, untouched
+from ._pace import Pace
+from ._reuse import Recording, Replay, Reuse, Spare, first_frame, handshake_id, untouched
 from ._steps import _expect_message as _expect_message
 from ._steps import _paginate as _paginate
 from ._steps import _run_steps, advertised_versions
@@ -128,51 +128,6 @@ class Run:
     def failures(self) -> list[Verdict]:
         """The verdicts that failed or errored and were not expected to."""
         return [v for v in self.verdicts if v.status in (FAIL, ERROR) and not v.expected_failure]
-
-
-class Pace:
-    """How many revisions may run a fixture at once: backs off when answers slow down.
-
-    Theory of operation: every fixture (and every session opening) holds a slot of a capacity
-    limiter while it runs. The run starts with one slot per revision, or one when the first
-    handshake was slow. Any answer slower than ``slow`` seconds (a fifth of the response timeout by
-    default: far from a timeout still) takes the width down to one at once, so a server or machine
-    that slows down is no longer asked several things at a time; every ``calm`` answers in a row
-    quicker than half of that give one slot back, up to ``widest``. Starting a process is not an
-    answer (its first answer has the start-up timeout): only answers on connections already heard
-    from count. Concurrency never decides a verdict; it only keeps answers far from their timeout."""
-
-    def __init__(self, widest: int, slow: float, calm: int = 10) -> None:
-        self.widest = max(widest, 1)
-        self.slow = slow
-        self.calm = calm
-        self.limiter = anyio.CapacityLimiter(self.widest)
-        self._quick = 0
-        self.narrowed = 0  # how many times the width went down to one (for the tests and the log)
-
-    @property
-    def width(self) -> int:
-        return int(self.limiter.total_tokens)
-
-    def narrow(self) -> None:
-        if self.width > 1:
-            self.narrowed += 1
-            self.limiter.total_tokens = 1
-        self._quick = 0
-
-    def answered(self, seconds: float) -> None:
-        """One answer took ``seconds``."""
-        if seconds > self.slow:
-            self.narrow()
-        elif seconds < self.slow / 2:
-            self._quick += 1
-            if self._quick >= self.calm and self.width < self.widest:
-                self.limiter.total_tokens = self.width + 1
-                self._quick = 0
-
-    def slot(self) -> anyio.CapacityLimiter:
-        """``async with pace.slot():`` around one fixture."""
-        return self.limiter
 
 
 def _actual(answer: Any) -> str:
@@ -406,13 +361,13 @@ async def _run_revision(
         shared = {
             fid: frame
             for fid, frame in frames.items()
-            if frame is not None and (sent_by[frame] > 1 or _handshake_id(frame, revision) is not None)
+            if frame is not None and (sent_by[frame] > 1 or handshake_id(frame, revision) is not None)
         }
     records: dict[bytes, tuple[bytes, list[Any], str]] = {}
     # the session's handshake may be that frame: a legacy initialize of this revision, no capabilities
     handshake_rid: Any = "conformance-init"
     for frame in shared.values():
-        handshake_rid = _handshake_id(frame, revision) or handshake_rid
+        handshake_rid = handshake_id(frame, revision) or handshake_rid
 
     async def close_session() -> None:
         nonlocal channel, session_stack
@@ -518,10 +473,10 @@ async def _run_revision(
                 await close_session()
     finally:
         await close_session()
-    spare: _Spare | None = None  # a connection a fresh fixture left untouched, for the next one
+    spare: Spare | None = None  # a connection a fresh fixture left untouched, for the next one
     try:
         for fixture in fresh_fixtures:
-            reused = _Reuse(shared.get(fixture.id), records, spare, on_latency)
+            reused = Reuse(shared.get(fixture.id), records, spare, on_latency)
             async with slot():
                 verdicts.append(await _run_fresh(target, fixture, revision, options, variables, reused, log))
             spare = reused.spare
@@ -549,18 +504,6 @@ async def _run_revision(
     return info, verdicts
 
 
-def _handshake_id(frame: bytes, revision: str) -> Any:
-    """The id of ``frame`` when it is the session's own handshake request for ``revision`` (a legacy
-    ``initialize`` of that revision with no client capabilities) sent with that id; else None."""
-    if revision not in LEGACY_REVISIONS:
-        return None
-    value = orjson.loads(frame)
-    rid = value.get("id") if isinstance(value, dict) else None
-    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
-        return None
-    return rid if frame == _dump(initialize_request(revision, rid)) else None
-
-
 def _not_json_rpc(
     rule: Fixture,
     applicable: list[Fixture],
@@ -580,30 +523,13 @@ def _not_json_rpc(
     ]
 
 
-_Spare = tuple[contextlib.AsyncExitStack, Connection]
-
-
-@dataclass
-class _Reuse:
-    """What a fresh fixture may reuse, and what it leaves: the frame it shares with other fixtures
-    (None: none), the records of shared frames answered so far, a spare connection (taken: None; left:
-    the one it ends with), and the request ids and methods it sent."""
-
-    frame: bytes | None
-    records: dict[bytes, tuple[bytes, list[Any], str]]
-    spare: _Spare | None
-    on_latency: Callable[[float], None] | None = None
-    sent: list[Any] = field(default_factory=list)
-    methods: dict[str, set[str]] = field(default_factory=dict)
-
-
 async def _run_fresh(
     target: Target,
     fixture: Fixture,
     revision: str,
     options: Options,
     variables: dict[str, Any],
-    reuse: _Reuse,
+    reuse: Reuse,
     log: list[Seen],
 ) -> Verdict:
     """A fresh fixture: on the record of its shared frame when there is one, else on the spare

@@ -73,7 +73,11 @@ async def test_answering_notifications_fails_the_no_response_requirements() -> N
     expected |= {"lifecycle:initialized:no-response", "jsonrpc:response:solicited"}
     expected |= {"modern:result:result-type-invariant"}  # the stray result has no resultType either
     expected |= {"jsonrpc:message:schema-valid"}  # nor any schema a response with id null
-    assert _failed(await _run(["answers-notifications"])) == expected
+    run = await _run(["answers-notifications"])
+    ran = {
+        v.id for v in run.verdicts if v.status != "skip"
+    }  # (e.g. skipped without an official trigger tool)
+    assert _failed(run) == expected & ran
 
 
 @pytest.mark.anyio
@@ -118,6 +122,10 @@ async def test_omitting_result_type_fails_the_result_type_requirements() -> None
         "tasks:create:durable",
         "tasks:lifecycle:completed-inlines-result",
         "tasks:negotiation:no-task-without-extension",
+        "tasks:dispatch:instant-result",  # (the fault server's slow_compute; issue 26's tasks details)
+        "tasks:cancel:terminal-ack",
+        "tasks:wire:field-names",
+        "tasks:wire:inlined-result",
         "jsonrpc:message:schema-valid",  # every 2026-07-28 result definition requires resultType
     }
     assert _failed(run) <= expected | {"modern:result:result-type-invariant", "jsonrpc:message:schema-valid"}

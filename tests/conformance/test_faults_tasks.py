@@ -13,7 +13,16 @@ from jsonrpc_mcp_conformance.faultserver import MODERN, create_server, serve_wit
 from tests import timeouts
 
 SPEC = load_spec()
-TASKS = sorted(f.id for f in SPEC.fixtures if f.id.startswith("tasks:"))
+TASKS = [  # (the tasks details, wrapped around examples/everything: test_faults_tasks_detail.py)
+    "tasks:cancel:empty-ack",
+    "tasks:create:durable",
+    "tasks:lifecycle:completed-inlines-result",
+    "tasks:negotiation:declared",
+    "tasks:negotiation:methods-need-extension",
+    "tasks:negotiation:no-task-without-extension",
+    "tasks:unknown:cancel-32602",
+    "tasks:unknown:get-32602",
+]
 
 pytestmark = pytest.mark.anyio
 
@@ -21,7 +30,7 @@ pytestmark = pytest.mark.anyio
 async def _run(faults: list[str]) -> Run:
     target = InProcessTarget(functools.partial(serve_with_faults, create_server(), faults=faults))
     with anyio.fail_after(timeouts.LONG_RUN):
-        return await check(target, revisions=[MODERN], timeout=2, only=["tasks:*"], spec=SPEC)
+        return await check(target, revisions=[MODERN], timeout=2, only=TASKS, spec=SPEC)
 
 
 def _failing(run: Run) -> set[str]:
@@ -29,7 +38,7 @@ def _failing(run: Run) -> set[str]:
 
 
 def test_the_tasks_area_has_its_fixtures() -> None:
-    assert len(TASKS) == 8
+    assert set(TASKS) <= {f.id for f in SPEC.fixtures if f.id.startswith("tasks:")}
 
 
 async def test_every_tasks_requirement_passes_without_faults() -> None:

@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from jsonrpc_mcp_conformance import Run, StdioTarget, check, load_spec
+from jsonrpc_mcp_conformance._pace import Pace
 from jsonrpc_mcp_conformance.cli import EXIT_FAILED, EXIT_OK, main
 from jsonrpc_mcp_conformance.fixtures import select_ids
-from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID, Options, Pace, run_conformance
+from jsonrpc_mcp_conformance.runner import HANDSHAKE_ID, Options, run_conformance
 from tests import timeouts
 
 pytestmark = pytest.mark.anyio
