@@ -68,8 +68,14 @@ async def sdk_run() -> Run:
     target = StdioTarget([sys.executable, str(SERVER)], cwd=str(ROOT))
     schema_dir = SCHEMA_DIR if SCHEMA_DIR.is_dir() else None
     with anyio.fail_after(timeouts.LONG_RUN):
-        return await check(
-            target, revisions=[REVISION], skip=UNANSWERED, timeout=5, schema_dir=schema_dir, spec=load_spec()
+        return await check(  # (the SDK's imports take seconds of CPU: more on a busy machine)
+            target,
+            revisions=[REVISION],
+            skip=UNANSWERED,
+            timeout=5,
+            startup_timeout=timeouts.STARTUP,
+            schema_dir=schema_dir,
+            spec=load_spec(),
         )
 
 
