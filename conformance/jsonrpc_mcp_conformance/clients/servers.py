@@ -1,0 +1,164 @@
+"""The scenario servers: what the client under test talks to, one per scenario.
+
+Each is an ordinary :class:`jsonrpc_mcp.Server` (both eras: the handshake revisions and
+2026-07-28), served over HTTP in the harness's process or over stdio by ``python -m
+jsonrpc_mcp_conformance.clients.servers NAME``. A scenario's server asks for nothing the scenario's
+requirements do not need; what the client sends is judged from the recorded traffic, never from
+inside these handlers.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from jsonrpc_mcp import Server
+from jsonrpc_mcp.server._context import Context
+
+__all__ = ["ELICITATION_DEFAULTS", "INVALID_HEADER_TOOLS", "SERVERS", "build_server", "main"]
+
+# The form the elicitation scenario sends: one field of each primitive type, each with a default
+# (the official scenario ``elicitation-sep1034-client-defaults`` asks for the same kinds).
+ELICITATION_DEFAULTS: dict[str, Any] = {
+    "name": "John Doe",
+    "age": 30,
+    "score": 95.5,
+    "status": "active",
+    "verified": True,
+}
+ELICITATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+}
+
+# Tools whose x-mcp-header declarations are invalid (2026-07-28): the client must leave them out.
+INVALID_HEADER_TOOLS: dict[str, dict[str, Any]] = {
+    "invalid_empty_header": {"value": {"type": "string", "x-mcp-header": ""}},
+    "invalid_object_header": {"data": {"type": "object", "x-mcp-header": "Data"}},
+    "invalid_duplicate_diff_case": {
+        "a": {"type": "string", "x-mcp-header": "Region"},
+        "b": {"type": "string", "x-mcp-header": "REGION"},
+    },
+    "invalid_space_in_name": {"value": {"type": "string", "x-mcp-header": "My Region"}},
+}
+
+
+def _add_numbers(server: Server) -> None:
+    @server.tool()
+    def add_numbers(a: float, b: float) -> str:
+        """Add two numbers."""
+        return f"The sum of {a} and {b} is {a + b}"
+
+
+def _initialize() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+    _add_numbers(server)
+    return server
+
+
+def _elicitation() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+
+    @server.tool()
+    async def test_client_elicitation_defaults(ctx: Context) -> str:
+        """Ask the user to fill a form whose every field has a default."""
+        answer = await ctx.elicit("Confirm your details (every field has a default)", ELICITATION_SCHEMA)
+        return f"elicitation answered: {answer.get('action')}"
+
+    return server
+
+
+def _sampling() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+
+    @server.tool()
+    async def test_sampling(ctx: Context) -> str:
+        """Ask the client's model a question."""
+        result = await ctx.sample(["What is the capital of France?"], max_tokens=50)
+        return f"the model answered: {result.get('content')!r}"
+
+    return server
+
+
+def _roots() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+
+    @server.tool()
+    async def test_roots(ctx: Context) -> str:
+        """List the client's roots."""
+        roots = await ctx.list_roots()
+        return f"the client has {len(roots)} roots"
+
+    return server
+
+
+def _invalid_tool_headers() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+    valid = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+
+    @server.tool(input_schema={**valid, "required": ["region"]})
+    def valid_tool(region: str) -> str:
+        """A tool whose x-mcp-header declaration is valid."""
+        return f"region {region}"
+
+    for name, properties in INVALID_HEADER_TOOLS.items():
+        schema = {"type": "object", "properties": properties, "required": sorted(properties)}
+
+        def invalid(**arguments: Any) -> str:
+            return "this tool should not have been called"
+
+        server.tool(name, input_schema=schema, description="an invalid x-mcp-header: exclude me")(invalid)
+    return server
+
+
+def _request_metadata() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+    _add_numbers(server)
+    return server
+
+
+SERVERS: dict[str, Callable[[], Server]] = {
+    "initialize": _initialize,
+    "tools_call": _initialize,
+    "elicitation-sep1034-client-defaults": _elicitation,
+    "sampling": _sampling,
+    "roots": _roots,
+    "http-invalid-tool-headers": _invalid_tool_headers,
+    "request-metadata": _request_metadata,
+}
+
+
+def build_server(kind: str) -> Server:
+    """The scenario server named ``kind`` (a key of :data:`SERVERS`)."""
+    try:
+        return SERVERS[kind]()
+    except KeyError:
+        raise ValueError(f"no scenario server {kind!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jsonrpc_mcp_conformance.clients.servers KIND``: serve one over stdio."""
+    import anyio
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0] not in SERVERS:
+        print(f"usage: servers KIND (one of {', '.join(SERVERS)})", file=sys.stderr)
+        return 2
+    anyio.run(build_server(args[0]).serve_stdio)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
