@@ -5,6 +5,7 @@ Usage::
     jsonrpc-mcp conformance stdio [OPTIONS] -- CMD [ARGS...]
     jsonrpc-mcp conformance http [OPTIONS] URL        (http:// or https://)
     jsonrpc-mcp conformance --config FILE --server NAME [OPTIONS]
+    jsonrpc-mcp conformance client [OPTIONS] -- CLIENT_CMD [ARGS...]   (test a client instead)
 
 Exit codes:
     0  every applicable requirement passed (failures listed in --expected-failures are tolerated)
@@ -445,6 +446,10 @@ def command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance") -> in
     first docstring line is the command's help there). ``replay FILE stdio -- CMD`` plays a recorded
     session (``jsonrpc-mcp trace --format jsonl``) against a server instead.
     """
+    if argv and argv[0] == "client":  # issue 27: the harness testing clients
+        from .clients.cli import main as client_main
+
+        return client_main(argv[1:], prog=f"{prog} client")
     if argv and argv[0] == "replay":
         from .trace.cli import replay_command
 

@@ -56,11 +56,15 @@ class ClientOptions:
     env: dict[str, str] = field(default_factory=dict)  # more variables for the client
 
 
-def plan(spec: ClientSpec, fixtures: Sequence[Fixture], options: ClientOptions) -> list[tuple[Scenario, str, str]]:
-    """(scenario, revision, transport) to run: every scenario some chosen requirement is judged in,
-    at each chosen revision both apply to."""
+def plan(
+    spec: ClientSpec, fixtures: Sequence[Fixture], options: ClientOptions, only: Sequence[str] = ()
+) -> list[tuple[Scenario, str, str]]:
+    """(scenario, revision, transport) to run: every scenario (of ``only``, when given) some chosen
+    requirement is judged in, at each chosen revision and transport both apply to."""
     runs = []
     for scenario in spec.scenarios.values():
+        if only and scenario.name not in only:
+            continue
         for revision in options.revisions:
             if revision not in scenario.revisions:
                 continue
@@ -236,13 +240,17 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
 
 
 async def run_client_conformance(
-    argv: Sequence[str], spec: ClientSpec, fixtures: Sequence[Fixture], options: ClientOptions
+    argv: Sequence[str],
+    spec: ClientSpec,
+    fixtures: Sequence[Fixture],
+    options: ClientOptions,
+    only: Sequence[str] = (),
 ) -> tuple[Run, list[ScenarioRun]]:
     """Every planned scenario run, then the verdicts, as a :class:`Run` the reports take."""
     started = time.monotonic()
     runs = [
         await run_scenario(argv, scenario, revision, transport, options)
-        for scenario, revision, transport in plan(spec, fixtures, options)
+        for scenario, revision, transport in plan(spec, fixtures, options, only)
     ]
     verdicts = judge(fixtures, runs)
     revisions = []
