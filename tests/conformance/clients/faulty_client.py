@@ -1,0 +1,303 @@
+"""A hand-written MCP client with fault switches, for ``jsonrpc-mcp conformance client``'s own tests.
+
+    python faulty_client.py [--fault NAME]... [URL]
+
+It plays the harness's scenarios (``MCP_CONFORMANCE_SCENARIO``) at the revision it is told
+(``MCP_CONFORMANCE_PROTOCOL_VERSION``), over HTTP (the URL, last argument) or stdio (the server's
+command line in ``MCP_CONFORMANCE_SERVER_COMMAND``). It speaks the wire itself (httpx and JSON, no
+MCP library), so each fault breaks exactly one thing. Without a fault it is a correct client.
+
+Faults (``FAULTS``): each names what it breaks; tests/conformance/test_client_mode.py checks that
+the harness fails the requirement it names, and only requirements it should.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+FAULTS = {
+    "do-nothing": "exit at once, having sent nothing",
+    "no-initialize": "skip initialize: the first request is tools/list",
+    "bad-version": "initialize asks for protocol version 1999-01-01",
+    "no-client-info": "initialize without clientInfo",
+    "no-initialized": "never send notifications/initialized",
+    "null-id": "tools/list with id null",
+    "reuse-id": "every request with id 1",
+    "no-accept": "HTTP: Accept: application/json only",
+    "no-session-id": "HTTP: never send Mcp-Session-Id back",
+    "no-version-header": "HTTP: no MCP-Protocol-Version header",
+    "no-meta": "2026-07-28: requests without _meta",
+    "no-meta-client-info": "2026-07-28: _meta without clientInfo",
+    "wrong-tool-arguments": "call add_numbers with strings",
+    "call-invalid-tools": "call the tools whose x-mcp-header is invalid too",
+    "drop-valid-tool": "call no tool in http-invalid-tool-headers",
+    "ignore-defaults": "accept the elicitation form empty",
+    "bad-elicit-action": "answer elicitation/create with action 'ok'",
+    "bad-sampling-result": "answer sampling/createMessage without a model",
+    "bad-roots": "answer roots/list with an http:// root",
+    "drop-capabilities-on-retry": "2026-07-28: retry with inputResponses declaring no capability",
+}
+MODERN = "2026-07-28"
+TIMEOUT = 10.0
+INVALID_TOOLS = {"invalid_empty_header", "invalid_object_header", "invalid_duplicate_diff_case", "invalid_space_in_name"}
+Message = dict[str, Any]
+
+
+class Transport:
+    def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        raise NotImplementedError
+
+    def notify(self, message: Message) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class Http(Transport):
+    def __init__(self, url: str, client: FaultyClient) -> None:
+        self.url, self.owner = url, client
+        self.http = httpx.Client(timeout=TIMEOUT)
+        self.session: str | None = None
+        self.version_header: str | None = None
+
+    def _headers(self, message: Message) -> dict[str, str]:
+        faults = self.owner.faults
+        headers = {"Content-Type": "application/json"}
+        headers["Accept"] = "application/json" if "no-accept" in faults else "application/json, text/event-stream"
+        if self.session and "no-session-id" not in faults:
+            headers["Mcp-Session-Id"] = self.session
+        if self.version_header and "no-version-header" not in faults:
+            headers["MCP-Protocol-Version"] = self.version_header
+        if self.owner.modern:
+            headers["Mcp-Method"] = str(message.get("method", ""))
+            name = (message.get("params") or {}).get("name") or (message.get("params") or {}).get("uri")
+            if isinstance(name, str):
+                headers["Mcp-Name"] = name
+            for header, value in self.owner.param_headers(message).items():
+                headers[header] = value
+        return headers
+
+    def _post(self, message: Message) -> httpx.Response:
+        return self.http.post(self.url, content=json.dumps(message), headers=self._headers(message))
+
+    def notify(self, message: Message) -> None:
+        self._post(message)
+
+    def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        with self.http.stream(
+            "POST", self.url, content=json.dumps(message), headers=self._headers(message)
+        ) as response:
+            if message.get("method") == "initialize":
+                self.session = response.headers.get("mcp-session-id")
+            kind = response.headers.get("content-type", "").split(";")[0].strip()
+            if kind != "text/event-stream":
+                response.read()
+                return json.loads(response.content) if response.content else {"error": {"status": response.status_code}}
+            data: list[str] = []
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].lstrip())
+                elif not line and data:
+                    text, data = "\n".join(data), []
+                    if not text.strip():  # the stream's priming event
+                        continue
+                    incoming = json.loads(text)
+                    if "method" in incoming and "id" in incoming:  # a server request: answer it aside
+                        reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
+                        threading.Thread(target=self._post, args=(reply,), daemon=True).start()
+                    elif "method" not in incoming and incoming.get("id") == message.get("id"):
+                        return incoming
+        raise ConnectionError("the response stream ended without the answer")
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class Stdio(Transport):
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def _write(self, message: Message) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def notify(self, message: Message) -> None:
+        self._write(message)
+
+    def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        self._write(message)
+        assert self.process.stdout is not None
+        for line in iter(self.process.stdout.readline, b""):
+            incoming = json.loads(line)
+            if "method" in incoming and "id" in incoming:
+                self._write({"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)})
+            elif "method" not in incoming and incoming.get("id") == message.get("id"):
+                return dict(incoming)
+        raise ConnectionError("the server closed its stdout")
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class FaultyClient:
+    def __init__(self, faults: set[str], scenario: str, revision: str) -> None:
+        self.faults, self.scenario, self.revision = faults, scenario, revision
+        self.modern = revision == MODERN
+        self.next_id = 0
+        self.transport: Transport
+        self.capabilities: dict[str, Any] = {
+            "elicitation": {"form": {}},
+            "sampling": {},
+            "roots": {},
+        }
+
+    # -- messages -------------------------------------------------------------------------------
+    def _id(self) -> int:
+        self.next_id += 1
+        return 1 if "reuse-id" in self.faults else self.next_id
+
+    def _meta(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "io.modelcontextprotocol/protocolVersion": self.revision,
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities if capabilities is None else capabilities,
+        }
+        if "no-meta-client-info" not in self.faults:
+            meta["io.modelcontextprotocol/clientInfo"] = {"name": "faulty-client", "version": "0.1"}
+        return meta
+
+    def request(self, method: str, params: dict[str, Any] | None = None, **extra: Any) -> Any:
+        params = dict(params or {})
+        if self.modern and "no-meta" not in self.faults:
+            params["_meta"] = self._meta(extra.get("capabilities"))
+        message: Message = {"jsonrpc": "2.0", "id": self._id(), "method": method}
+        if params:
+            message["params"] = params
+        if method == "tools/list" and "null-id" in self.faults:
+            message["id"] = None
+        answer = self.transport.request(message, self.answer)
+        result = answer.get("result")
+        if self.modern and isinstance(result, dict) and result.get("resultType") == "input_required":
+            responses = {key: self.answer(request) for key, request in (result.get("inputRequests") or {}).items()}
+            retry = {**(params or {}), "inputResponses": responses}
+            retry.pop("_meta", None)
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            dropped = {} if "drop-capabilities-on-retry" in self.faults else None
+            return self.request(method, retry, capabilities=dropped)
+        return result
+
+    def param_headers(self, message: Message) -> dict[str, str]:
+        """Mcp-Param-* for the x-mcp-header parameters of the tool called (valid_tool's region)."""
+        params = message.get("params") or {}
+        if message.get("method") == "tools/call" and params.get("name") == "valid_tool":
+            value = str((params.get("arguments") or {}).get("region", ""))
+            if value.isascii() and value.strip() == value:
+                return {"Mcp-Param-Region": value}
+            return {"Mcp-Param-Region": "=?base64?" + base64.b64encode(value.encode()).decode() + "?="}
+        return {}
+
+    # -- answering the server -------------------------------------------------------------------
+    def answer(self, request: Message) -> Message:
+        method, params = request.get("method"), request.get("params") or {}
+        if method == "elicitation/create":
+            if "bad-elicit-action" in self.faults:
+                return {"action": "ok"}
+            properties = (params.get("requestedSchema") or {}).get("properties") or {}
+            content = {} if "ignore-defaults" in self.faults else {
+                name: spec["default"] for name, spec in properties.items() if "default" in spec
+            }
+            return {"action": "accept", "content": content}
+        if method == "sampling/createMessage":
+            result = {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "faulty-model"}
+            if "bad-sampling-result" in self.faults:
+                del result["model"]
+            return result
+        if method == "roots/list":
+            uri = "http://example.com/root" if "bad-roots" in self.faults else "file:///tmp/root"
+            return {"roots": [{"uri": uri, "name": "root"}]}
+        return {}
+
+    # -- the scenario ---------------------------------------------------------------------------
+    def connect(self) -> None:
+        if self.modern:
+            self.transport_version(self.revision)
+            return
+        if "no-initialize" in self.faults:
+            return
+        params: dict[str, Any] = {
+            "protocolVersion": "1999-01-01" if "bad-version" in self.faults else self.revision,
+            "capabilities": self.capabilities,
+        }
+        if "no-client-info" not in self.faults:
+            params["clientInfo"] = {"name": "faulty-client", "version": "0.1"}
+        result = self.request("initialize", params) or {}
+        self.transport_version(result.get("protocolVersion"))
+        if "no-initialized" not in self.faults:
+            self.transport.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def transport_version(self, version: str | None) -> None:
+        if isinstance(self.transport, Http) and version and version >= "2025-06-18":
+            self.transport.version_header = version
+
+    def play(self) -> None:
+        self.connect()
+        tools = (self.request("tools/list") or {}).get("tools") or []
+        names = [tool.get("name") for tool in tools]
+        calls: dict[str, list[tuple[str, dict[str, Any]]]] = {
+            "tools_call": [("add_numbers", {"a": "2", "b": "3"} if "wrong-tool-arguments" in self.faults else {"a": 2, "b": 3})],
+            "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+            "sampling": [("test_sampling", {})],
+            "roots": [("test_roots", {})],
+        }
+        if self.scenario == "http-invalid-tool-headers":
+            if "drop-valid-tool" in self.faults:
+                return
+            chosen = [n for n in names if "call-invalid-tools" in self.faults or n not in INVALID_TOOLS]
+            calls[self.scenario] = [(n, {"region": "us-west1"} if n == "valid_tool" else {}) for n in chosen]
+        for name, arguments in calls.get(self.scenario, []):
+            self.request("tools/call", {"name": name, "arguments": arguments})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="faulty_client")
+    parser.add_argument("--fault", action="append", default=[], choices=sorted(FAULTS))
+    parser.add_argument("url", nargs="?")
+    args = parser.parse_args(argv)
+    faults = set(args.fault)
+    if "do-nothing" in faults:
+        return 0
+    client = FaultyClient(
+        faults, os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
+    )
+    command = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
+    client.transport = Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
+    try:
+        client.play()
+    except (httpx.HTTPError, ConnectionError, ValueError, OSError) as exc:
+        print(f"faulty_client: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        client.transport.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
