@@ -62,6 +62,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--scenario", action="append", default=[], help="run only this scenario (repeatable)")
     parser.add_argument(
+        "--official-only",
+        action="store_true",
+        help="run only the scenarios the official suite's client mode has too (a client written for that "
+        "suite plays no other)",
+    )
+    parser.add_argument(
         "--only", action="append", default=[], help="requirement id glob, or official scenario:check glob"
     )
     parser.add_argument("--skip", action="append", default=[], help="requirement id glob to leave out")
@@ -99,6 +105,8 @@ def _select(spec: ClientSpec, args: argparse.Namespace) -> list[Fixture]:
     for name in args.scenario:
         if name not in spec.scenarios:
             raise UsageError(f"--scenario {name!r}: no such scenario (see --list)")
+    if args.official_only:
+        args.scenario = [n for n, s in spec.scenarios.items() if s.official and (not args.scenario or n in args.scenario)]
     if args.scenario:
         chosen = [f for f in chosen if "*" in requirement_scenarios(f) or set(requirement_scenarios(f)) & set(args.scenario)]
     if not chosen:

@@ -93,25 +93,26 @@ class HttpRecorder:
         number = self._exchanges
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         line = f"{scope.get('method', '')} {scope.get('path', '')}"
+        # the whole body first (an app answering before reading it must not hide what was sent)
         body = bytearray()
-        recorded = False
-
-        def record_request() -> None:
-            nonlocal recorded
-            if not recorded:
-                recorded = True
-                raw = bytes(body)
-                message = _decode(raw) if raw else None
-                text = raw.decode("utf-8", "replace")
-                self.events.append(Event(CLIENT, message, text, headers, line, number, self._now()))
+        early: list[Message] = []
+        while True:
+            message = await receive()
+            if message.get("type") != "http.request":
+                early.append(message)  # a disconnect: handed on below
+                break
+            body.extend(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        raw = bytes(body)
+        text = raw.decode("utf-8", "replace")
+        self.events.append(Event(CLIENT, _decode(raw) if raw else None, text, headers, line, number, self._now()))
+        replay: list[Message] = early or [{"type": "http.request", "body": raw, "more_body": False}]
 
         async def recording_receive() -> Message:
-            message = await receive()
-            if message.get("type") == "http.request":
-                body.extend(message.get("body", b""))
-                if not message.get("more_body", False):
-                    record_request()
-            return message
+            if replay:
+                return replay.pop(0)
+            return await receive()
 
         status = ""
         response_headers: dict[str, str] = {}
@@ -148,7 +149,6 @@ class HttpRecorder:
                 kind = response_headers.get("content-type", "").split(";")[0].strip()
                 status = f"{message.get('status')} {kind}".strip()
                 streaming = kind == "text/event-stream"
-                record_request()  # answered before the body was read: the request is what came
             elif message.get("type") == "http.response.body":
                 buffer.extend(message.get("body", b""))
                 final = not message.get("more_body", False)
@@ -164,7 +164,6 @@ class HttpRecorder:
             await send(message)
 
         await self.app(scope, recording_receive, recording_send)
-        record_request()
 
 
 def read_tap(path: Path) -> list[Event]:

@@ -29,7 +29,7 @@ import anyio
 from ..fixtures import Fixture
 from ..runner import ERROR, FAIL, PASS, SKIP, RevisionRun, Run, Verdict
 from .checks import CHECKS, Outcome, ScenarioRun
-from .recording import HttpRecorder, read_tap
+from .recording import CLIENT, HttpRecorder, read_tap
 from .scenarios import ClientSpec, Scenario, requirement_params, requirement_scenarios
 from .servers import build_server
 
@@ -194,6 +194,11 @@ def _combine(outcomes: list[tuple[ScenarioRun, Outcome]]) -> tuple[str, list[str
     return SKIP, [], "; ".join(notes), []
 
 
+def _unjudged(fixture: Fixture, revision: str, transport: str) -> Verdict:
+    note = "the client sent nothing in any scenario run at this revision"
+    return Verdict(fixture.id, revision, transport, SKIP, fixture, note=note)
+
+
 def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verdict]:
     """One verdict per requirement, revision and transport that some run can judge."""
     verdicts = []
@@ -209,6 +214,12 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
             ]
             if not chosen:
                 continue
+            if "*" in names:  # a scenario the client sent nothing in (one it does not play) says nothing here
+                played = [run for run in chosen if any(e.source == CLIENT for e in run.events)]
+                if not played:
+                    verdicts.append(_unjudged(fixture, revision, transport))
+                    continue
+                chosen = played
             started = time.monotonic()
             outcomes = []
             for run in chosen:
