@@ -38,8 +38,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _run(command: list[str], transports: tuple[str, ...], scenarios: tuple[str, ...] = (),
-         revisions: tuple[str, ...] = ("2025-11-25", "2026-07-28")) -> Run:
+def _run(
+    command: list[str],
+    transports: tuple[str, ...],
+    scenarios: tuple[str, ...] = (),
+    revisions: tuple[str, ...] = ("2025-11-25", "2026-07-28"),
+) -> Run:
     spec = load_client_spec()
     options = ClientOptions(revisions=revisions, transports=transports, timeout=CLIENT_TIMEOUT)
     run, _ = anyio.run(run_client_conformance, command, spec, spec.requirements, options, scenarios)
@@ -67,9 +71,20 @@ def test_a_bad_requirement_is_refused(tmp_path: Path) -> None:
     (spec_dir / "client").mkdir(parents=True)
     for path in (REPO / "spec" / "client").glob("*.json"):
         (spec_dir / "client" / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    bad = {"requirements": [{"id": "client:x:y", "title": "t", "level": "MUST", "source": "spec",
-                             "revisions": ["all"], "scenarios": ["no-such"], "check": "no-such",
-                             "spec": {"url": "https://example.com", "quote": "q"}}]}
+    bad = {
+        "requirements": [
+            {
+                "id": "client:x:y",
+                "title": "t",
+                "level": "MUST",
+                "source": "spec",
+                "revisions": ["all"],
+                "scenarios": ["no-such"],
+                "check": "no-such",
+                "spec": {"url": "https://example.com", "quote": "q"},
+            }
+        ]
+    }
     (spec_dir / "client" / "zz.json").write_text(json.dumps(bad), encoding="utf-8")
     err = io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
@@ -84,8 +99,16 @@ def test_the_tap_records_both_directions(tmp_path: Path) -> None:
 
     record = tmp_path / "record.jsonl"
     argv = server_command("initialize", record)
-    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
     done = subprocess.run(argv, input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=60)
     answer = json.loads(done.stdout.splitlines()[0])
     assert answer["id"] == 1 and answer["result"]["protocolVersion"] == "2025-11-25"
@@ -100,11 +123,20 @@ def test_our_client_passes_every_requirement(transport: str) -> None:
     run = _run(OURS, (transport,))
     assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
     passed = {v.id for v in run.verdicts if v.status == PASS}
-    assert {"client:lifecycle:initialized-sent", "client:modern:meta-envelope", "client:tools:call",
-            "client:elicitation:defaults-applied", "client:sampling:result", "client:roots:result"} <= passed
+    assert {
+        "client:lifecycle:initialized-sent",
+        "client:modern:meta-envelope",
+        "client:tools:call",
+        "client:elicitation:defaults-applied",
+        "client:sampling:result",
+        "client:roots:result",
+    } <= passed
     if transport == "http":
-        assert {"client:http:session-id", "client:http:modern-version-header",
-                "client:tools:invalid-x-mcp-header-excluded"} <= passed
+        assert {
+            "client:http:session-id",
+            "client:http:modern-version-header",
+            "client:tools:invalid-x-mcp-header-excluded",
+        } <= passed
 
 
 def test_the_correct_faulty_client_passes_over_both_transports() -> None:
@@ -121,28 +153,75 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
     "bad-version": (("initialize",), ("stdio",), (L,), {f"client:lifecycle:version@{L}/stdio"}),
     "no-client-info": (("initialize",), ("http",), (L,), {f"client:lifecycle:client-info@{L}/http"}),
     "no-initialized": (("initialize",), ("stdio",), (L,), {f"client:lifecycle:initialized-sent@{L}/stdio"}),
-    "no-initialize": (("initialize",), ("stdio",), (L,), {
-        f"client:lifecycle:initialize-first@{L}/stdio", f"client:lifecycle:version@{L}/stdio",
-        f"client:lifecycle:client-info@{L}/stdio"}),
+    "no-initialize": (
+        ("initialize",),
+        ("stdio",),
+        (L,),
+        {
+            f"client:lifecycle:initialize-first@{L}/stdio",
+            f"client:lifecycle:version@{L}/stdio",
+            f"client:lifecycle:client-info@{L}/stdio",
+        },
+    ),
     "null-id": (("initialize",), ("stdio",), (L,), {f"client:jsonrpc:request-id@{L}/stdio"}),
     "reuse-id": (("initialize",), ("http",), (L,), {f"client:jsonrpc:request-id@{L}/http"}),
     "no-session-id": (("initialize",), ("http",), (L,), {f"client:http:session-id@{L}/http"}),
-    "no-version-header": (("tools_call",), ("http",), (L, M), {
-        f"client:http:protocol-version-header@{L}/http", f"client:http:modern-version-header@{M}/http"}),
-    "no-meta-client-info": (("request-metadata",), ("stdio",), (M,), {f"client:modern:meta-client-info@{M}/stdio"}),
-    "no-meta": (("request-metadata",), ("http",), (M,), {
-        f"client:modern:meta-envelope@{M}/http", f"client:modern:meta-client-info@{M}/http"}),
-    "wrong-tool-arguments": (("tools_call",), ("stdio",), (L, M), {f"client:tools:call@{L}/stdio", f"client:tools:call@{M}/stdio"}),
-    "call-invalid-tools": (("http-invalid-tool-headers",), ("http",), (M,), {
-        f"client:tools:invalid-x-mcp-header-excluded@{M}/http"}),
-    "drop-valid-tool": (("http-invalid-tool-headers",), ("http",), (M,), {f"client:tools:valid-tool-kept@{M}/http"}),
-    "ignore-defaults": (("elicitation-sep1034-client-defaults",), ("stdio",), (L, M), {
-        f"client:elicitation:defaults-applied@{L}/stdio", f"client:elicitation:defaults-applied@{M}/stdio"}),
-    "bad-elicit-action": (("elicitation-sep1034-client-defaults",), ("stdio",), (L,), {
-        f"client:elicitation:result@{L}/stdio", f"client:elicitation:defaults-applied@{L}/stdio"}),
+    "no-version-header": (
+        ("tools_call",),
+        ("http",),
+        (L, M),
+        {f"client:http:protocol-version-header@{L}/http", f"client:http:modern-version-header@{M}/http"},
+    ),
+    "no-meta-client-info": (
+        ("request-metadata",),
+        ("stdio",),
+        (M,),
+        {f"client:modern:meta-client-info@{M}/stdio"},
+    ),
+    "no-meta": (
+        ("request-metadata",),
+        ("http",),
+        (M,),
+        {f"client:modern:meta-envelope@{M}/http", f"client:modern:meta-client-info@{M}/http"},
+    ),
+    "wrong-tool-arguments": (
+        ("tools_call",),
+        ("stdio",),
+        (L, M),
+        {f"client:tools:call@{L}/stdio", f"client:tools:call@{M}/stdio"},
+    ),
+    "call-invalid-tools": (
+        ("http-invalid-tool-headers",),
+        ("http",),
+        (M,),
+        {f"client:tools:invalid-x-mcp-header-excluded@{M}/http"},
+    ),
+    "drop-valid-tool": (
+        ("http-invalid-tool-headers",),
+        ("http",),
+        (M,),
+        {f"client:tools:valid-tool-kept@{M}/http"},
+    ),
+    "ignore-defaults": (
+        ("elicitation-sep1034-client-defaults",),
+        ("stdio",),
+        (L, M),
+        {f"client:elicitation:defaults-applied@{L}/stdio", f"client:elicitation:defaults-applied@{M}/stdio"},
+    ),
+    "bad-elicit-action": (
+        ("elicitation-sep1034-client-defaults",),
+        ("stdio",),
+        (L,),
+        {f"client:elicitation:result@{L}/stdio", f"client:elicitation:defaults-applied@{L}/stdio"},
+    ),
     "bad-sampling-result": (("sampling",), ("http",), (L,), {f"client:sampling:result@{L}/http"}),
     "bad-roots": (("roots",), ("stdio",), (M,), {f"client:roots:result@{M}/stdio"}),
-    "drop-capabilities-on-retry": (("sampling",), ("stdio",), (M,), {f"client:sampling:capability-declared@{M}/stdio"}),
+    "drop-capabilities-on-retry": (
+        ("sampling",),
+        ("stdio",),
+        (M,),
+        {f"client:sampling:capability-declared@{M}/stdio"},
+    ),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }
@@ -164,12 +243,19 @@ def test_each_fault_is_caught_requirement_by_requirement(fault: str) -> None:
 
 def test_a_client_that_does_nothing_fails() -> None:
     out = io.StringIO()
-    code = cli.main(["--transport", "both", "--format", "json", "--", *FAULTY, "--fault", "do-nothing"], out=out)
+    code = cli.main(
+        ["--transport", "both", "--format", "json", "--", *FAULTY, "--fault", "do-nothing"], out=out
+    )
     assert code == cli.EXIT_FAILED
     report = json.loads(out.getvalue())
     failed = {v["id"] for v in report["verdicts"] if v["status"] == "fail"}
-    assert {"client:tools:call", "client:sampling:result", "client:roots:result",
-            "client:elicitation:defaults-applied", "client:tools:valid-tool-kept"} <= failed
+    assert {
+        "client:tools:call",
+        "client:sampling:result",
+        "client:roots:result",
+        "client:elicitation:defaults-applied",
+        "client:tools:valid-tool-kept",
+    } <= failed
     assert report["summary"]["passed"] == 0
 
 
@@ -189,8 +275,19 @@ def test_reports_and_official_only(tmp_path: Path) -> None:
     """--official-only runs the official suite's scenarios only; JUnit and HTML are written."""
     out = io.StringIO()
     junit, html = tmp_path / "r.xml", tmp_path / "r.html"
-    argv = ["--official-only", "--scenario", "tools_call", "--revision", "2026-07-28",
-            "--junit", str(junit), "--html", str(html), "--", *OURS]
+    argv = [
+        "--official-only",
+        "--scenario",
+        "tools_call",
+        "--revision",
+        "2026-07-28",
+        "--junit",
+        str(junit),
+        "--html",
+        str(html),
+        "--",
+        *OURS,
+    ]
     assert cli.main(argv, out=out) == cli.EXIT_OK, out.getvalue()
     assert "client:tools:call" in junit.read_text(encoding="utf-8")
     assert "client:modern:meta-envelope" in html.read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fixtures import ALL_REVISIONS
+from ..fixtures import LEGACY_REVISIONS
 from .recording import CLIENT, SERVER, Event
 
 __all__ = ["CHECKS", "Outcome", "ScenarioRun"]
@@ -37,7 +37,7 @@ class ScenarioRun:
 
     @property
     def modern(self) -> bool:
-        return self.revision not in ALL_REVISIONS[:4]
+        return self.revision not in LEGACY_REVISIONS
 
     def client_messages(self) -> list[tuple[Event, dict[str, Any]]]:
         return [(e, m) for e in self.events if e.source == CLIENT for m in e.messages()]
@@ -79,11 +79,15 @@ class ScenarioRun:
             result = message.get("result")
             requests = result.get("inputRequests") if isinstance(result, dict) else None
             if isinstance(requests, dict):
-                keys.update(k for k, v in requests.items() if isinstance(v, dict) and v.get("method") == method)
+                keys.update(
+                    k for k, v in requests.items() if isinstance(v, dict) and v.get("method") == method
+                )
         answers: list[tuple[str, Any]] = []
         for _, message in self.client_messages():
             if "method" not in message and message.get("id") in asked:
-                answers.append(("error", message["error"]) if "error" in message else ("result", message.get("result")))
+                answers.append(
+                    ("error", message["error"]) if "error" in message else ("result", message.get("result"))
+                )
             params = message.get("params")
             responses = params.get("inputResponses") if isinstance(params, dict) else None
             if isinstance(responses, dict):
@@ -98,7 +102,11 @@ class ScenarioRun:
             return [params.get("capabilities") or {}]
         declared = []
         for _, message in self.client_requests():
-            meta = (message.get("params") or {}).get("_meta") if isinstance(message.get("params"), dict) else None
+            meta = (
+                (message.get("params") or {}).get("_meta")
+                if isinstance(message.get("params"), dict)
+                else None
+            )
             if isinstance(meta, dict) and isinstance(meta.get(CAPABILITIES_KEY), dict):
                 declared.append(meta[CAPABILITIES_KEY])
         return declared
@@ -145,8 +153,10 @@ def initialize_first(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
         return _fail(NOTHING_SENT)
     event, first = messages[0]
     if first.get("method") != "initialize" or "id" not in first:
-        return _fail(f"the client's first message is {first.get('method') or 'a response'}, not initialize",
-                     evidence=[event])
+        return _fail(
+            f"the client's first message is {first.get('method') or 'a response'}, not initialize",
+            evidence=[event],
+        )
     return _pass()
 
 
@@ -157,9 +167,10 @@ def initialize_version(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
         return _fail("the client sent no initialize request" if run.events else NOTHING_SENT)
     event, message = found
     version = (message.get("params") or {}).get("protocolVersion")
-    if not isinstance(version, str) or version not in ALL_REVISIONS[:4]:
-        return _fail(f"initialize asks for protocolVersion {version!r}, no handshake revision of MCP",
-                     evidence=[event])
+    if not isinstance(version, str) or version not in LEGACY_REVISIONS:
+        return _fail(
+            f"initialize asks for protocolVersion {version!r}, no handshake revision of MCP", evidence=[event]
+        )
     if version != run.revision:
         return _pass(f"asked for {version} (the harness asked the client for {run.revision})")
     return _pass()
@@ -172,8 +183,14 @@ def initialize_client_info(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
         return _fail("the client sent no initialize request" if run.events else NOTHING_SENT)
     event, message = found
     info = (message.get("params") or {}).get("clientInfo")
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
-        return _fail(f"initialize's clientInfo is {info!r}: it needs a name and a version (strings)", evidence=[event])
+    if (
+        not isinstance(info, dict)
+        or not isinstance(info.get("name"), str)
+        or not isinstance(info.get("version"), str)
+    ):
+        return _fail(
+            f"initialize's clientInfo is {info!r}: it needs a name and a version (strings)", evidence=[event]
+        )
     return _pass()
 
 
@@ -190,7 +207,9 @@ def initialized_sent(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
             if message.get("method") == "notifications/initialized":
                 return _pass()
             if "id" in message and message.get("method") not in (None, "ping"):
-                return _fail(f"the client sent {message['method']} before notifications/initialized", evidence=[event])
+                return _fail(
+                    f"the client sent {message['method']} before notifications/initialized", evidence=[event]
+                )
     return _fail("the client never sent notifications/initialized")
 
 
@@ -207,8 +226,10 @@ def no_requests_before_answer(run: ScenarioRun, params: dict[str, Any]) -> Outco
         if "id" in message and message.get("method") not in (None, "ping", "initialize")
     ]
     if early:
-        return _fail(*(f"{m['method']} sent before initialize was answered" for _, m in early),
-                     evidence=[e for e, _ in early])
+        return _fail(
+            *(f"{m['method']} sent before initialize was answered" for _, m in early),
+            evidence=[e for e, _ in early],
+        )
     return _pass()
 
 
@@ -242,13 +263,16 @@ def http_accept(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     if not posts:
         return _fail(NOTHING_SENT)
     bad = [
-        e for e in posts
+        e
+        for e in posts
         if not {"application/json", "text/event-stream"}
         <= {part.split(";")[0].strip().lower() for part in e.headers.get("accept", "").split(",")}
     ]
     if bad:
-        return _fail(*(f"a POST ({e.method or 'response'}) has Accept: {e.headers.get('accept')!r}" for e in bad[:5]),
-                     evidence=bad[:5])
+        return _fail(
+            *(f"a POST ({e.method or 'response'}) has Accept: {e.headers.get('accept')!r}" for e in bad[:5]),
+            evidence=bad[:5],
+        )
     return _pass()
 
 
@@ -260,11 +284,21 @@ def http_session_id(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     session = run.events[answer[0]].headers.get("mcp-session-id")
     if not session:
         return _skip("the scenario server gave no session id")
-    later = [e for e in run.events[answer[0] + 1 :] if e.source == CLIENT and e.exchange > run.events[answer[0]].exchange]
+    later = [
+        e
+        for e in run.events[answer[0] + 1 :]
+        if e.source == CLIENT and e.exchange > run.events[answer[0]].exchange
+    ]
     bad = [e for e in later if e.headers.get("mcp-session-id") != session]
     if bad:
-        return _fail(*(f"{e.http} ({e.method or 'response'}) carries Mcp-Session-Id {e.headers.get('mcp-session-id')!r}, "
-                       "not the session's" for e in bad[:5]), evidence=bad[:5])
+        return _fail(
+            *(
+                f"{e.http} ({e.method or 'response'}) carries Mcp-Session-Id "
+                f"{e.headers.get('mcp-session-id')!r}, not the session's"
+                for e in bad[:5]
+            ),
+            evidence=bad[:5],
+        )
     return _pass() if later else _skip("the client sent nothing after initialize")
 
 
@@ -288,8 +322,10 @@ def http_protocol_version_header(run: ScenarioRun, params: dict[str, Any]) -> Ou
         for event in later:
             value = event.headers.get("mcp-protocol-version")
             if value != negotiated:
-                problems.append(f"{event.http} ({event.method or 'response'}) has MCP-Protocol-Version {value!r}, "
-                                f"not the negotiated {negotiated!r}")
+                problems.append(
+                    f"{event.http} ({event.method or 'response'}) has MCP-Protocol-Version {value!r}, "
+                    f"not the negotiated {negotiated!r}"
+                )
                 evidence.append(event)
         if not later:
             return _skip("the client sent nothing after initialize")
@@ -305,7 +341,9 @@ def http_protocol_version_header(run: ScenarioRun, params: dict[str, Any]) -> Ou
                 problems.append(f"a POST ({event.method or 'response'}) has no MCP-Protocol-Version header")
                 evidence.append(event)
             elif stated and stated != {value}:
-                problems.append(f"MCP-Protocol-Version {value!r} does not match _meta's {sorted(map(str, stated))}")
+                problems.append(
+                    f"MCP-Protocol-Version {value!r} does not match _meta's {sorted(map(str, stated))}"
+                )
                 evidence.append(event)
     return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
 
@@ -321,13 +359,21 @@ def meta_envelope(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     for event, message in requests:
         meta = _meta(message) or {}
         missing = [k for k in wanted if k not in meta]
-        if PROTOCOL_VERSION_KEY in wanted and PROTOCOL_VERSION_KEY in meta and meta[PROTOCOL_VERSION_KEY] != run.revision:
-            problems.append(f"{message['method']}: _meta names protocol version {meta[PROTOCOL_VERSION_KEY]!r}, "
-                            f"not {run.revision}")
+        if (
+            PROTOCOL_VERSION_KEY in wanted
+            and PROTOCOL_VERSION_KEY in meta
+            and meta[PROTOCOL_VERSION_KEY] != run.revision
+        ):
+            problems.append(
+                f"{message['method']}: _meta names protocol version {meta[PROTOCOL_VERSION_KEY]!r}, "
+                f"not {run.revision}"
+            )
             evidence.append(event)
         if CLIENT_INFO_KEY in wanted and CLIENT_INFO_KEY in meta:
             info = meta[CLIENT_INFO_KEY]
-            if not isinstance(info, dict) or not all(isinstance(info.get(k), str) for k in ("name", "version")):
+            if not isinstance(info, dict) or not all(
+                isinstance(info.get(k), str) for k in ("name", "version")
+            ):
                 problems.append(f"{message['method']}: _meta's clientInfo {info!r} lacks a name or a version")
                 evidence.append(event)
         if missing:
@@ -355,16 +401,20 @@ def tool_called(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
             return _fail(NOTHING_SENT)
         return _fail(f"the client never called the tool {name!r}")
     kinds = {"number": (int, float), "string": (str,), "boolean": (bool,)}
-    for event, message in calls:
+    for _event, message in calls:
         arguments = (message.get("params") or {}).get("arguments") or {}
         wrong = [
-            key for key, kind in (params.get("arguments") or {}).items()
-            if not isinstance(arguments.get(key), kinds[kind]) or isinstance(arguments.get(key), bool) != (kind == "boolean")
+            key
+            for key, kind in (params.get("arguments") or {}).items()
+            if not isinstance(arguments.get(key), kinds[kind])
+            or isinstance(arguments.get(key), bool) != (kind == "boolean")
         ]
         if not wrong:
             return _pass()
-    return _fail(f"{name!r} was called with arguments {arguments!r}, not the ones its inputSchema asks for",
-                 evidence=[calls[-1][0]])
+    return _fail(
+        f"{name!r} was called with arguments {arguments!r}, not the ones its inputSchema asks for",
+        evidence=[calls[-1][0]],
+    )
 
 
 @check("invalid-tools-excluded")
@@ -374,8 +424,13 @@ def invalid_tools_excluded(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     invalid = set(params["tools"])
     called = [(e, m) for e, m in _calls(run) if _tool_name(m) in invalid]
     if called:
-        return _fail(*(f"the client called {_tool_name(m)!r}, whose x-mcp-header declaration is invalid"
-                       for _, m in called), evidence=[e for e, _ in called])
+        return _fail(
+            *(
+                f"the client called {_tool_name(m)!r}, whose x-mcp-header declaration is invalid"
+                for _, m in called
+            ),
+            evidence=[e for e, _ in called],
+        )
     return _pass()
 
 

@@ -27,7 +27,15 @@ from ..report import summary, to_json, to_junit, to_text
 from .runner import DEFAULT_REVISIONS, ClientOptions, plan, run_client_conformance
 from .scenarios import CLIENT_TRANSPORTS, ClientSpec, load_client_spec, requirement_scenarios
 
-__all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "build_parser", "main"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_FIXTURES",
+    "EXIT_OK",
+    "EXIT_UNREACHABLE",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_FIXTURES = 0, 1, 2, 3, 4
 
@@ -75,14 +83,24 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=30.0, help="seconds one scenario's client run may take (default 30)"
     )
-    parser.add_argument("--expected-failures", type=Path, help="YAML baseline of requirements expected to fail")
-    parser.add_argument("--allow-stale", action="store_true", help="a baseline entry that now passes is no failure")
-    parser.add_argument("--spec-dir", type=Path, help="fixtures directory holding client/ (default: the shipped one)")
-    parser.add_argument("--format", choices=["text", "json", "junit"], default="text", help="stdout report format")
+    parser.add_argument(
+        "--expected-failures", type=Path, help="YAML baseline of requirements expected to fail"
+    )
+    parser.add_argument(
+        "--allow-stale", action="store_true", help="a baseline entry that now passes is no failure"
+    )
+    parser.add_argument(
+        "--spec-dir", type=Path, help="fixtures directory holding client/ (default: the shipped one)"
+    )
+    parser.add_argument(
+        "--format", choices=["text", "json", "junit"], default="text", help="stdout report format"
+    )
     parser.add_argument("--json", dest="json_out", type=Path, help="also write the JSON report here")
     parser.add_argument("--junit", dest="junit_out", type=Path, help="also write a JUnit XML report here")
     parser.add_argument("--html", dest="html_out", type=Path, help="also write an HTML report here")
-    parser.add_argument("--verbose", "-v", action="store_true", help="list passing and skipped requirements too")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="list passing and skipped requirements too"
+    )
     return parser
 
 
@@ -106,9 +124,15 @@ def _select(spec: ClientSpec, args: argparse.Namespace) -> list[Fixture]:
         if name not in spec.scenarios:
             raise UsageError(f"--scenario {name!r}: no such scenario (see --list)")
     if args.official_only:
-        args.scenario = [n for n, s in spec.scenarios.items() if s.official and (not args.scenario or n in args.scenario)]
+        args.scenario = [
+            n for n, s in spec.scenarios.items() if s.official and (not args.scenario or n in args.scenario)
+        ]
     if args.scenario:
-        chosen = [f for f in chosen if "*" in requirement_scenarios(f) or set(requirement_scenarios(f)) & set(args.scenario)]
+        chosen = [
+            f
+            for f in chosen
+            if "*" in requirement_scenarios(f) or set(requirement_scenarios(f)) & set(args.scenario)
+        ]
     if not chosen:
         raise UsageError("--only/--skip/--scenario leave no requirement to run")
     return chosen
@@ -126,7 +150,9 @@ def _options(args: argparse.Namespace) -> ClientOptions:
     return ClientOptions(revisions=revisions, transports=transports, timeout=args.timeout)
 
 
-def _listing(spec: ClientSpec, fixtures: Sequence[Fixture], options: ClientOptions, scenarios: Sequence[str]) -> str:
+def _listing(
+    spec: ClientSpec, fixtures: Sequence[Fixture], options: ClientOptions, scenarios: Sequence[str]
+) -> str:
     lines = ["scenarios (name, revisions, transports; * the official suite has one of this name):"]
     for scenario in spec.scenarios.values():
         if scenarios and scenario.name not in scenarios:
@@ -141,15 +167,17 @@ def _listing(spec: ClientSpec, fixtures: Sequence[Fixture], options: ClientOptio
         where = ",".join(requirement_scenarios(fixture))
         official = f"  [official: {', '.join(fixture.official)}]" if fixture.official else ""
         lines.append(
-            f"  {fixture.id}  {fixture.level}  {','.join(fixture.revisions)}  {','.join(fixture.transports)}  "
-            f"in {where}  {fixture.title}{official}"
+            f"  {fixture.id}  {fixture.level}  {','.join(fixture.revisions)}  "
+            f"{','.join(fixture.transports)}  in {where}  {fixture.title}{official}"
         )
     runs = plan(spec, fixtures, options, scenarios)
     lines.append(f"{len(fixtures)} requirements, {len(runs)} scenario runs")
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "jsonrpc-mcp conformance client") -> int:
+def main(
+    argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "jsonrpc-mcp conformance client"
+) -> int:
     out = out or sys.stdout
     before, command = _split(sys.argv[1:] if argv is None else argv)
     args = build_parser(prog).parse_args(before)
@@ -178,7 +206,11 @@ def main(argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "jso
         print(f"conformance client: cannot start the client: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
     apply_baseline(run, expected)
-    report = {"text": lambda: to_text(run, verbose=args.verbose), "json": lambda: to_json(run), "junit": lambda: to_junit(run)}
+    report = {
+        "text": lambda: to_text(run, verbose=args.verbose),
+        "json": lambda: to_json(run),
+        "junit": lambda: to_junit(run),
+    }
     out.write(report[args.format]())
     stale = stale_entries(run, expected)
     if stale:

@@ -106,7 +106,9 @@ class HttpRecorder:
                 break
         raw = bytes(body)
         text = raw.decode("utf-8", "replace")
-        self.events.append(Event(CLIENT, _decode(raw) if raw else None, text, headers, line, number, self._now()))
+        self.events.append(
+            Event(CLIENT, _decode(raw) if raw else None, text, headers, line, number, self._now())
+        )
         replay: list[Message] = early or [{"type": "http.request", "body": raw, "more_body": False}]
 
         async def recording_receive() -> Message:
@@ -134,8 +136,15 @@ class HttpRecorder:
                 if lines:
                     raw = b"\n".join(lines)
                     self.events.append(
-                        Event(SERVER, _decode(raw), raw.decode("utf-8", "replace"),
-                              response_headers, status, number, self._now())
+                        Event(
+                            SERVER,
+                            _decode(raw),
+                            raw.decode("utf-8", "replace"),
+                            response_headers,
+                            status,
+                            number,
+                            self._now(),
+                        )
                     )
                 if not rest:
                     return
@@ -158,8 +167,15 @@ class HttpRecorder:
                     raw = bytes(buffer)
                     buffer.clear()
                     self.events.append(
-                        Event(SERVER, _decode(raw) if raw else None, raw.decode("utf-8", "replace"),
-                              response_headers, status, number, self._now())
+                        Event(
+                            SERVER,
+                            _decode(raw) if raw else None,
+                            raw.decode("utf-8", "replace"),
+                            response_headers,
+                            status,
+                            number,
+                            self._now(),
+                        )
                     )
             await send(message)
 

@@ -71,7 +71,10 @@ def plan(
             for transport in options.transports:
                 if transport in scenario.transports and any(
                     fixture.applies(revision, transport)
-                    and ("*" in requirement_scenarios(fixture) or scenario.name in requirement_scenarios(fixture))
+                    and (
+                        "*" in requirement_scenarios(fixture)
+                        or scenario.name in requirement_scenarios(fixture)
+                    )
                     for fixture in fixtures
                 ):
                     runs.append((scenario, revision, transport))
@@ -81,10 +84,12 @@ def plan(
 def _package_roots() -> list[str]:
     """The directories this harness and the library are imported from (for the stdio server)."""
     import jsonrpc_mcp
-
     import jsonrpc_mcp_conformance
 
-    roots = [Path(jsonrpc_mcp_conformance.__file__).resolve().parents[1], Path(jsonrpc_mcp.__file__).resolve().parents[1]]
+    roots = [
+        Path(jsonrpc_mcp_conformance.__file__).resolve().parents[1],
+        Path(jsonrpc_mcp.__file__).resolve().parents[1],
+    ]
     return list(dict.fromkeys(str(root) for root in roots))
 
 
@@ -93,8 +98,15 @@ def server_command(kind: str, record: Path) -> list[str]:
     tap = Path(__file__).with_name("tap.py")
     paths = [arg for root in _package_roots() for arg in ("--path", root)]
     return [
-        sys.executable, str(tap), str(record), *paths, "--",
-        sys.executable, "-m", "jsonrpc_mcp_conformance.clients.servers", kind,
+        sys.executable,
+        str(tap),
+        str(record),
+        *paths,
+        "--",
+        sys.executable,
+        "-m",
+        "jsonrpc_mcp_conformance.clients.servers",
+        kind,
     ]
 
 
@@ -107,7 +119,9 @@ def _environment(scenario: Scenario, revision: str, options: ClientOptions) -> d
     return env
 
 
-async def _run_client(argv: list[str], env: dict[str, str], timeout: float, work: Path) -> tuple[int | None, list[str]]:
+async def _run_client(
+    argv: list[str], env: dict[str, str], timeout: float, work: Path
+) -> tuple[int | None, list[str]]:
     """Run the client command; its exit code (None: killed after ``timeout`` s) and stderr's tail."""
     out, err = (work / "client.stdout").open("wb"), (work / "client.stderr").open("wb")
     try:
@@ -135,7 +149,12 @@ async def _serve_http(recorder: HttpRecorder) -> tuple[Any, socket.socket, int]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     config = uvicorn.Config(
-        recorder, lifespan="on", log_config=None, log_level="warning", access_log=False, timeout_graceful_shutdown=2
+        recorder,
+        lifespan="on",
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
     )
     config.load()
     server = uvicorn.Server(config)
@@ -183,7 +202,9 @@ def _combine(outcomes: list[tuple[ScenarioRun, Outcome]]) -> tuple[str, list[str
         frames = [event.frame() for _, o in failed for event in o.evidence][:12]
         run = failed[0][0]
         how = "timed out (killed)" if run.exit_code is None else f"exited {run.exit_code}"
-        actual = f"the client {how}" + (f"; its stderr ends: {run.stderr_tail[-1]}" if run.stderr_tail else "")
+        actual = f"the client {how}" + (
+            f"; its stderr ends: {run.stderr_tail[-1]}" if run.stderr_tail else ""
+        )
         if not frames:
             frames = [event.frame() for event in run.events][:12]
         return FAIL, problems, actual, frames
@@ -209,8 +230,11 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
             if not fixture.applies(revision, transport):
                 continue
             chosen = [
-                run for run in runs
-                if run.revision == revision and run.transport == transport and ("*" in names or run.scenario in names)
+                run
+                for run in runs
+                if run.revision == revision
+                and run.transport == transport
+                and ("*" in names or run.scenario in names)
             ]
             if not chosen:
                 continue
@@ -226,8 +250,11 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
                 try:
                     outcomes.append((run, CHECKS[str(fixture.invariant)](run, requirement_params(fixture))))
                 except Exception as exc:  # a judge's own bug: an error verdict, never a crash of the run
-                    outcomes.append((run, Outcome("error", [f"the judge failed: {type(exc).__name__}: {exc}"])))
+                    outcomes.append(
+                        (run, Outcome("error", [f"the judge failed: {type(exc).__name__}: {exc}"]))
+                    )
             errors = [o for _, o in outcomes if o.status == "error"]
+            frames: list[str]
             if errors:
                 status, problems, actual, frames = ERROR, errors[0].problems, "", []
             else:
@@ -268,7 +295,8 @@ async def run_client_conformance(
     for revision in dict.fromkeys(run.revision for run in runs):
         mine = [run for run in runs if run.revision == revision]
         ended = ", ".join(
-            f"{run.scenario}/{run.transport}: " + ("timed out" if run.exit_code is None else f"exit {run.exit_code}")
+            f"{run.scenario}/{run.transport}: "
+            + ("timed out" if run.exit_code is None else f"exit {run.exit_code}")
             for run in mine
         )
         revisions.append(RevisionRun(revision, supported=True, detail=f"{len(mine)} scenario runs ({ended})"))

@@ -27,8 +27,18 @@ CLIENT_TRANSPORTS = ("http", "stdio")
 ID_RE = re.compile(r"^client:[a-z0-9-]+:[a-z0-9-]+$")
 OFFICIAL_RE = re.compile(r"^[a-z0-9_/-]+:[a-z0-9_-]+$")
 KEYS = {
-    "id", "title", "level", "source", "revisions", "transports", "scenarios", "check", "params",
-    "spec", "official", "ambiguity",
+    "id",
+    "title",
+    "level",
+    "source",
+    "revisions",
+    "transports",
+    "scenarios",
+    "check",
+    "params",
+    "spec",
+    "official",
+    "ambiguity",
 }
 
 
@@ -73,13 +83,18 @@ def _scenario(entry: dict[str, Any], problems: list[str]) -> Scenario | None:
     if set(transports) - set(CLIENT_TRANSPORTS):
         problems.append(f"scenarios.json: {name}: unknown transports {sorted(transports)}")
     return Scenario(
-        name, str(entry.get("server")), revisions, str(entry.get("description", "")),
-        bool(entry.get("official")), transports,
+        name,
+        str(entry.get("server")),
+        revisions,
+        str(entry.get("description", "")),
+        bool(entry.get("official")),
+        transports,
     )
 
 
-def _requirement(entry: dict[str, Any], rel: str, area: str, scenarios: dict[str, Scenario],
-                 problems: list[str]) -> Fixture | None:
+def _requirement(
+    entry: dict[str, Any], rel: str, area: str, scenarios: dict[str, Scenario], problems: list[str]
+) -> Fixture | None:
     rid = entry.get("id")
     where = f"{rel}: {rid or '<no id>'}"
     if not isinstance(rid, str) or not ID_RE.match(rid):

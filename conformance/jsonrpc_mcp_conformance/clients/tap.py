@@ -13,6 +13,7 @@ by its file path, whatever the client's environment holds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -53,10 +54,8 @@ def _relay(source: IO[bytes], sink: IO[bytes], record: _Record, side: str) -> No
             except (BrokenPipeError, ValueError, OSError):
                 break
     finally:
-        try:
+        with contextlib.suppress(BrokenPipeError, OSError):
             sink.close()
-        except (BrokenPipeError, OSError):
-            pass
 
 
 def _arguments(argv: list[str]) -> tuple[str, list[str], list[str]]:

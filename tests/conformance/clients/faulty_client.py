@@ -49,7 +49,12 @@ FAULTS = {
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
-INVALID_TOOLS = {"invalid_empty_header", "invalid_object_header", "invalid_duplicate_diff_case", "invalid_space_in_name"}
+INVALID_TOOLS = {
+    "invalid_empty_header",
+    "invalid_object_header",
+    "invalid_duplicate_diff_case",
+    "invalid_space_in_name",
+}
 Message = dict[str, Any]
 
 
@@ -74,7 +79,9 @@ class Http(Transport):
     def _headers(self, message: Message) -> dict[str, str]:
         faults = self.owner.faults
         headers = {"Content-Type": "application/json"}
-        headers["Accept"] = "application/json" if "no-accept" in faults else "application/json, text/event-stream"
+        headers["Accept"] = (
+            "application/json" if "no-accept" in faults else "application/json, text/event-stream"
+        )
         if self.session and "no-session-id" not in faults:
             headers["Mcp-Session-Id"] = self.session
         if self.version_header and "no-version-header" not in faults:
@@ -103,7 +110,11 @@ class Http(Transport):
             kind = response.headers.get("content-type", "").split(";")[0].strip()
             if kind != "text/event-stream":
                 response.read()
-                return json.loads(response.content) if response.content else {"error": {"status": response.status_code}}
+                return (
+                    json.loads(response.content)
+                    if response.content
+                    else {"error": {"status": response.status_code}}
+                )
             data: list[str] = []
             for line in response.iter_lines():
                 if line.startswith("data:"):
@@ -117,7 +128,7 @@ class Http(Transport):
                         reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
                         threading.Thread(target=self._post, args=(reply,), daemon=True).start()
                     elif "method" not in incoming and incoming.get("id") == message.get("id"):
-                        return incoming
+                        return dict(incoming)
         raise ConnectionError("the response stream ended without the answer")
 
     def close(self) -> None:
@@ -177,7 +188,9 @@ class FaultyClient:
     def _meta(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         meta: dict[str, Any] = {
             "io.modelcontextprotocol/protocolVersion": self.revision,
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities if capabilities is None else capabilities,
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities
+            if capabilities is None
+            else capabilities,
         }
         if "no-meta-client-info" not in self.faults:
             meta["io.modelcontextprotocol/clientInfo"] = {"name": "faulty-client", "version": "0.1"}
@@ -195,12 +208,14 @@ class FaultyClient:
         answer = self.transport.request(message, self.answer)
         result = answer.get("result")
         if self.modern and isinstance(result, dict) and result.get("resultType") == "input_required":
-            responses = {key: self.answer(request) for key, request in (result.get("inputRequests") or {}).items()}
+            responses = {
+                key: self.answer(request) for key, request in (result.get("inputRequests") or {}).items()
+            }
             retry = {**(params or {}), "inputResponses": responses}
             retry.pop("_meta", None)
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]
-            dropped = {} if "drop-capabilities-on-retry" in self.faults else None
+            dropped: dict[str, Any] | None = {} if "drop-capabilities-on-retry" in self.faults else None
             return self.request(method, retry, capabilities=dropped)
         return result
 
@@ -221,12 +236,18 @@ class FaultyClient:
             if "bad-elicit-action" in self.faults:
                 return {"action": "ok"}
             properties = (params.get("requestedSchema") or {}).get("properties") or {}
-            content = {} if "ignore-defaults" in self.faults else {
-                name: spec["default"] for name, spec in properties.items() if "default" in spec
-            }
+            content = (
+                {}
+                if "ignore-defaults" in self.faults
+                else {name: spec["default"] for name, spec in properties.items() if "default" in spec}
+            )
             return {"action": "accept", "content": content}
         if method == "sampling/createMessage":
-            result = {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "faulty-model"}
+            result = {
+                "role": "assistant",
+                "content": {"type": "text", "text": "Paris"},
+                "model": "faulty-model",
+            }
             if "bad-sampling-result" in self.faults:
                 del result["model"]
             return result
@@ -262,7 +283,12 @@ class FaultyClient:
         tools = (self.request("tools/list") or {}).get("tools") or []
         names = [tool.get("name") for tool in tools]
         calls: dict[str, list[tuple[str, dict[str, Any]]]] = {
-            "tools_call": [("add_numbers", {"a": "2", "b": "3"} if "wrong-tool-arguments" in self.faults else {"a": 2, "b": 3})],
+            "tools_call": [
+                (
+                    "add_numbers",
+                    {"a": "2", "b": "3"} if "wrong-tool-arguments" in self.faults else {"a": 2, "b": 3},
+                )
+            ],
             "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
             "sampling": [("test_sampling", {})],
             "roots": [("test_roots", {})],
@@ -285,10 +311,14 @@ def main(argv: list[str] | None = None) -> int:
     if "do-nothing" in faults:
         return 0
     client = FaultyClient(
-        faults, os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
+        faults,
+        os.environ.get("MCP_CONFORMANCE_SCENARIO", ""),
+        os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25"),
     )
     command = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
-    client.transport = Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
+    client.transport = (
+        Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
+    )
     try:
         client.play()
     except (httpx.HTTPError, ConnectionError, ValueError, OSError) as exc:
