@@ -294,3 +294,16 @@ def test_reports_and_official_only(tmp_path: Path) -> None:
     listing = io.StringIO()
     cli.main(["--official-only", "--list"], out=listing)
     assert "   sampling  " not in listing.getvalue() and " * tools_call  " in listing.getvalue()
+
+
+def test_junit_names_each_transport_in_its_own_suite(tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
+    junit = tmp_path / "r.xml"
+    argv = ["--transport", "both", "--scenario", "initialize", "--junit", str(junit), "--", *FAULTY]
+    assert cli.main(argv, out=io.StringIO()) == cli.EXIT_OK
+    suites = ET.fromstring(junit.read_text(encoding="utf-8")).findall("testsuite")
+    assert sorted(s.get("name") or "" for s in suites) == ["http.2025-11-25", "stdio.2025-11-25"]
+    for suite in suites:
+        names = [case.get("name") for case in suite.findall("testcase")]
+        assert len(names) == len(set(names)) and "client:lifecycle:initialized-sent" in names

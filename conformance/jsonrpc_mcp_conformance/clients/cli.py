@@ -13,10 +13,12 @@ command could not be started, 4 the fixtures in spec/client are inconsistent.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree as ET
 
 import anyio
 
@@ -24,6 +26,7 @@ from .._html import to_html
 from ..baseline import BaselineError, apply_baseline, load_baseline, stale_entries
 from ..fixtures import Fixture, FixtureError, expand_revisions, matches, select_ids
 from ..report import summary, to_json, to_junit, to_text
+from ..runner import Run
 from .runner import DEFAULT_REVISIONS, ClientOptions, plan, run_client_conformance
 from .scenarios import CLIENT_TRANSPORTS, ClientSpec, load_client_spec, requirement_scenarios
 
@@ -175,6 +178,24 @@ def _listing(
     return "\n".join(lines) + "\n"
 
 
+def _junit(run: Run) -> str:
+    """JUnit XML: one suite per transport and revision (``http.2025-11-25``, ``stdio.2025-11-25``),
+    so that a run over both transports names every test case once per suite."""
+    transports = list(dict.fromkeys(v.transport for v in run.verdicts))
+    if len(transports) <= 1:
+        return to_junit(run)
+    root: ET.Element | None = None
+    for transport in transports:
+        mine = [v for v in run.verdicts if v.transport == transport]
+        tree = ET.fromstring(to_junit(dataclasses.replace(run, transport=transport, verdicts=mine)))
+        if root is None:
+            root = tree
+        else:
+            root.extend(list(tree))
+    assert root is not None
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
 def main(
     argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "jsonrpc-mcp conformance client"
 ) -> int:
@@ -209,7 +230,7 @@ def main(
     report = {
         "text": lambda: to_text(run, verbose=args.verbose),
         "json": lambda: to_json(run),
-        "junit": lambda: to_junit(run),
+        "junit": lambda: _junit(run),
     }
     out.write(report[args.format]())
     stale = stale_entries(run, expected)
@@ -221,7 +242,7 @@ def main(
     if args.json_out:
         args.json_out.write_text(to_json(run), encoding="utf-8")
     if args.junit_out:
-        args.junit_out.write_text(to_junit(run), encoding="utf-8")
+        args.junit_out.write_text(_junit(run), encoding="utf-8")
     counts = summary(run)
     if counts["failed"] or (counts["unexpectedly_passing"] and not args.allow_stale):
         return EXIT_FAILED
