@@ -222,6 +222,12 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
         (M,),
         {f"client:sampling:capability-declared@{M}/stdio"},
     ),
+    "early-request": (
+        ("initialize",),
+        ("stdio",),
+        (L,),
+        {f"client:lifecycle:no-requests-before-answer@{L}/stdio"},
+    ),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }

@@ -46,6 +46,7 @@ FAULTS = {
     "bad-sampling-result": "answer sampling/createMessage without a model",
     "bad-roots": "answer roots/list with an http:// root",
     "drop-capabilities-on-retry": "2026-07-28: retry with inputResponses declaring no capability",
+    "early-request": "stdio: tools/list right after initialize, before its answer",
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
@@ -138,6 +139,7 @@ class Http(Transport):
 class Stdio(Transport):
     def __init__(self, command: list[str]) -> None:
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.then: Message | None = None  # a message written right after the next request
 
     def _write(self, message: Message) -> None:
         assert self.process.stdin is not None
@@ -149,6 +151,9 @@ class Stdio(Transport):
 
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
         self._write(message)
+        if self.then is not None:
+            self._write(self.then)
+            self.then = None
         assert self.process.stdout is not None
         for line in iter(self.process.stdout.readline, b""):
             incoming = json.loads(line)
@@ -269,6 +274,8 @@ class FaultyClient:
         }
         if "no-client-info" not in self.faults:
             params["clientInfo"] = {"name": "faulty-client", "version": "0.1"}
+        if "early-request" in self.faults and isinstance(self.transport, Stdio):
+            self.transport.then = {"jsonrpc": "2.0", "id": 1000, "method": "tools/list"}
         result = self.request("initialize", params) or {}
         self.transport_version(result.get("protocolVersion"))
         if "no-initialized" not in self.faults:
