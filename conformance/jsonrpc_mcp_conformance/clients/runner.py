@@ -301,6 +301,6 @@ async def run_client_conformance(
         )
         revisions.append(RevisionRun(revision, supported=True, detail=f"{len(mine)} scenario runs ({ended})"))
     transport = "+".join(dict.fromkeys(options.transports))
-    tail = next((run.stderr_tail for run in runs if run.exit_code != 0 and run.stderr_tail), [])
-    run = Run(" ".join(argv), transport, verdicts, revisions, time.monotonic() - started, stderr_tail=tail)
+    # (the client's stderr is in each failed verdict's ``actual``; the report's tail is the server's)
+    run = Run(" ".join(argv), transport, verdicts, revisions, time.monotonic() - started)
     return run, runs
