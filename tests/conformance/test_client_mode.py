@@ -313,3 +313,13 @@ def test_junit_names_each_transport_in_its_own_suite(tmp_path: Path) -> None:
     for suite in suites:
         names = [case.get("name") for case in suite.findall("testcase")]
         assert len(names) == len(set(names)) and "client:lifecycle:initialized-sent" in names
+
+
+def test_a_client_that_hangs_is_killed_and_fails() -> None:
+    out = io.StringIO()
+    hang = [sys.executable, "-c", "import time; time.sleep(120)"]
+    argv = ["--scenario", "initialize", "--timeout", "2", "--format", "json", "--", *hang]
+    assert cli.main(argv, out=out) == cli.EXIT_FAILED
+    report = json.loads(out.getvalue())
+    first = next(v for v in report["verdicts"] if v["id"] == "client:lifecycle:initialize-first")
+    assert first["status"] == "fail" and "timed out (killed)" in first["actual"]

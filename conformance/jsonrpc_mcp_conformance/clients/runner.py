@@ -215,9 +215,24 @@ def _combine(outcomes: list[tuple[ScenarioRun, Outcome]]) -> tuple[str, list[str
     return SKIP, [], "; ".join(notes), []
 
 
-def _unjudged(fixture: Fixture, revision: str, transport: str) -> Verdict:
-    note = "the client sent nothing in any scenario run at this revision"
-    return Verdict(fixture.id, revision, transport, SKIP, fixture, note=note)
+def _silent(fixture: Fixture, revision: str, transport: str, runs: Sequence[ScenarioRun]) -> Verdict:
+    """The verdict when the client sent nothing in any scenario run of this revision and transport:
+    it played none of them, and a requirement of every scenario fails."""
+    ended = ", ".join(
+        f"{run.scenario}: " + ("timed out (killed)" if run.exit_code is None else f"exit {run.exit_code}")
+        for run in runs
+    )
+    tail = next((run.stderr_tail[-1] for run in runs if run.stderr_tail), "")
+    return Verdict(
+        fixture.id,
+        revision,
+        transport,
+        FAIL,
+        fixture,
+        problems=["the client sent nothing to the scenario server in any scenario"],
+        expected=fixture.title,
+        actual=f"the client ended so: {ended}" + (f"; its stderr ends: {tail}" if tail else ""),
+    )
 
 
 def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verdict]:
@@ -241,7 +256,7 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
             if "*" in names:  # a scenario the client sent nothing in (one it does not play) says nothing here
                 played = [run for run in chosen if any(e.source == CLIENT for e in run.events)]
                 if not played:
-                    verdicts.append(_unjudged(fixture, revision, transport))
+                    verdicts.append(_silent(fixture, revision, transport, chosen))
                     continue
                 chosen = played
             started = time.monotonic()
