@@ -488,12 +488,37 @@ SHAPES: dict[str, Callable[[Any], list[str]]] = {
 }
 
 
+def _asked(run: ScenarioRun, method: str) -> list[dict[str, Any]]:
+    """The params of every ``method`` request the server sent (as a JSON-RPC request, or in 2026-07-28
+    as an input request of an InputRequiredResult)."""
+    found = []
+    for _, message in run.server_messages():
+        if message.get("method") == method and isinstance(message.get("params"), dict):
+            found.append(message["params"])
+        result = message.get("result")
+        requests = result.get("inputRequests") if isinstance(result, dict) else None
+        for request in (requests or {}).values() if isinstance(requests, dict) else ():
+            if isinstance(request, dict) and request.get("method") == method:
+                found.append(request.get("params") or {})
+    return found
+
+
 @check("elicitation-defaults")
 def elicitation_defaults(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """Each field the form the server sent has a default for carries that default in the accepted
+    answer (the defaults are read from the form as sent: a revision without them asks for none)."""
+    defaults: dict[str, Any] = {}
+    for asked in _asked(run, "elicitation/create"):
+        schema = asked.get("requestedSchema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        for name, field_schema in (properties or {}).items():
+            if isinstance(field_schema, dict) and "default" in field_schema:
+                defaults[name] = field_schema["default"]
     found = [value for kind, value in run.answers_to("elicitation/create") if kind == "result"]
     if not found:
         return _fail(NOTHING_SENT) if not run.events else _fail("the client never accepted the elicitation")
-    defaults: dict[str, Any] = params["defaults"]
+    if not defaults:
+        return _skip("the form the server sent has no default")
     for value in found:
         content = value.get("content") if isinstance(value, dict) else None
         if not isinstance(value, dict) or value.get("action") != "accept" or not isinstance(content, dict):
