@@ -47,11 +47,22 @@ ELICITATION_SCHEMA: dict[str, Any] = {
 INVALID_HEADER_TOOLS: dict[str, dict[str, Any]] = {
     "invalid_empty_header": {"value": {"type": "string", "x-mcp-header": ""}},
     "invalid_object_header": {"data": {"type": "object", "x-mcp-header": "Data"}},
+    "invalid_array_header": {"items": {"type": "array", "x-mcp-header": "Items"}},
+    "invalid_null_header": {"value": {"type": "null", "x-mcp-header": "Value"}},
+    "invalid_number_header": {"score": {"type": "number", "x-mcp-header": "Score"}},
+    "invalid_non_string_header": {"value": {"type": "string", "x-mcp-header": 42}},
+    "invalid_duplicate_same_case": {
+        "a": {"type": "string", "x-mcp-header": "Region"},
+        "b": {"type": "string", "x-mcp-header": "Region"},
+    },
     "invalid_duplicate_diff_case": {
         "a": {"type": "string", "x-mcp-header": "Region"},
         "b": {"type": "string", "x-mcp-header": "REGION"},
     },
     "invalid_space_in_name": {"value": {"type": "string", "x-mcp-header": "My Region"}},
+    "invalid_colon_in_name": {"value": {"type": "string", "x-mcp-header": "My:Region"}},
+    "invalid_non_ascii_name": {"value": {"type": "string", "x-mcp-header": "R\u00e9gion"}},
+    "invalid_control_char_name": {"value": {"type": "string", "x-mcp-header": "My\u0001Region"}},
 }
 
 

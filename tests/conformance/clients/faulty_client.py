@@ -50,13 +50,25 @@ FAULTS = {
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
-INVALID_TOOLS = {
-    "invalid_empty_header",
-    "invalid_object_header",
-    "invalid_duplicate_diff_case",
-    "invalid_space_in_name",
-}
+TOKEN = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 Message = dict[str, Any]
+
+
+def valid_headers(tool: dict[str, Any]) -> bool:
+    """Whether the tool's x-mcp-header declarations are valid: each a non-empty HTTP token on a
+    string, integer or boolean parameter, no two the same ignoring case."""
+    schema = tool.get("inputSchema") or {}
+    seen: set[str] = set()
+    for spec in (schema.get("properties") or {}).values():
+        if not isinstance(spec, dict) or "x-mcp-header" not in spec:
+            continue
+        name = spec["x-mcp-header"]
+        if not isinstance(name, str) or not name or not set(name) <= TOKEN or name.lower() in seen:
+            return False
+        if spec.get("type") not in ("string", "integer", "boolean"):  # (not on number: the official scenario)
+            return False
+        seen.add(name.lower())
+    return True
 
 
 class Transport:
@@ -288,7 +300,9 @@ class FaultyClient:
     def play(self) -> None:
         self.connect()
         tools = (self.request("tools/list") or {}).get("tools") or []
-        names = [tool.get("name") for tool in tools]
+        kept = [
+            tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
+        ]
         calls: dict[str, list[tuple[str, dict[str, Any]]]] = {
             "tools_call": [
                 (
@@ -303,8 +317,9 @@ class FaultyClient:
         if self.scenario == "http-invalid-tool-headers":
             if "drop-valid-tool" in self.faults:
                 return
-            chosen = [n for n in names if "call-invalid-tools" in self.faults or n not in INVALID_TOOLS]
-            calls[self.scenario] = [(n, {"region": "us-west1"} if n == "valid_tool" else {}) for n in chosen]
+            calls[self.scenario] = [
+                (str(n), {"region": "us-west1"} if n == "valid_tool" else {}) for n in kept
+            ]
         for name, arguments in calls.get(self.scenario, []):
             self.request("tools/call", {"name": name, "arguments": arguments})
 
