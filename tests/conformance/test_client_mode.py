@@ -228,6 +228,7 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
         (L,),
         {f"client:lifecycle:no-requests-before-answer@{L}/stdio"},
     ),
+    "no-version-retry": (("request-metadata",), ("http",), (M,), {f"client:modern:version-retry@{M}/http"}),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }

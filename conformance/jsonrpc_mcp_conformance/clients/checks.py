@@ -382,6 +382,41 @@ def meta_envelope(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
 
 
+@check("version-retry")
+def version_retry(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """After a -32022 refusal, the client's next request names a version of ``data.supported``."""
+    for index, event in enumerate(run.events):
+        if event.source != SERVER:
+            continue
+        for message in event.messages():
+            error = message.get("error")
+            if isinstance(error, dict) and error.get("code") == -32022:
+                data = error.get("data")
+                supported = (data.get("supported") if isinstance(data, dict) else None) or []
+                later = [
+                    (e, m)
+                    for e in run.events[index + 1 :]
+                    if e.source == CLIENT
+                    for m in e.messages()
+                    if "method" in m and "id" in m
+                ]
+                if not later:
+                    return _fail(
+                        f"the client did not retry after -32022 (supported: {supported})", evidence=[event]
+                    )
+                retry_event, retry = later[0]
+                version = (_meta(retry) or {}).get(PROTOCOL_VERSION_KEY)
+                header = retry_event.headers.get("mcp-protocol-version") if retry_event.http else version
+                if version not in supported or header != version:
+                    return _fail(
+                        f"the retry ({retry.get('method')}) names version {version!r} (header {header!r}), "
+                        f"not one of {supported}",
+                        evidence=[event, retry_event],
+                    )
+                return _pass()
+    return _skip("the scenario server refused no request with -32022")
+
+
 # -- tools -------------------------------------------------------------------------------------------
 def _calls(run: ScenarioRun) -> list[tuple[Event, dict[str, Any]]]:
     return [(e, m) for e, m in run.client_requests() if m.get("method") == "tools/call"]

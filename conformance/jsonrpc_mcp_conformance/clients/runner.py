@@ -31,7 +31,7 @@ from ..runner import ERROR, FAIL, PASS, SKIP, RevisionRun, Run, Verdict
 from .checks import CHECKS, Outcome, ScenarioRun
 from .recording import CLIENT, HttpRecorder, read_tap
 from .scenarios import ClientSpec, Scenario, requirement_params, requirement_scenarios
-from .servers import build_server
+from .servers import HTTP_WRAPPERS, build_server
 
 __all__ = [
     "DEFAULT_REVISIONS",
@@ -181,7 +181,8 @@ async def run_scenario(
             from jsonrpc_mcp.http import McpHttpApp
 
             app = McpHttpApp(build_server(scenario.server))
-            recorder = HttpRecorder(app)
+            wrap = HTTP_WRAPPERS.get(scenario.server)
+            recorder = HttpRecorder(wrap(app) if wrap is not None else app)
             server, sock, port = await _serve_http(recorder)
             try:
                 url = f"http://127.0.0.1:{port}/mcp"

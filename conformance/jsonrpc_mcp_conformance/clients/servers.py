@@ -9,14 +9,23 @@ inside these handlers.
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.server._context import Context
 
-__all__ = ["ELICITATION_DEFAULTS", "INVALID_HEADER_TOOLS", "SERVERS", "build_server", "main"]
+__all__ = [
+    "ELICITATION_DEFAULTS",
+    "HTTP_WRAPPERS",
+    "INVALID_HEADER_TOOLS",
+    "SERVERS",
+    "RejectFirstVersion",
+    "build_server",
+    "main",
+]
 
 # The form the elicitation scenario sends: one field of each primitive type, each with a default
 # (the official scenario ``elicitation-sep1034-client-defaults`` asks for the same kinds).
@@ -149,6 +158,64 @@ SERVERS: dict[str, Callable[[], Server]] = {
     "http-invalid-tool-headers": _invalid_tool_headers,
     "request-metadata": _request_metadata,
 }
+
+
+ASGIApp = Callable[
+    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+class RejectFirstVersion:
+    """HTTP only: the first POST holding a request is refused as the stateless era refuses a protocol
+    version it does not support (400, -32022, ``data.supported``), whatever it asked for; the client
+    is to retry with a version from that list (the official ``request-metadata`` scenario does the
+    same). Everything else goes to ``app``."""
+
+    SUPPORTED = ("2026-07-28",)
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.rejected = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.rejected or scope.get("type") != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if not isinstance(request, dict) or "method" not in request or "id" not in request:
+            replay = [{"type": "http.request", "body": body, "more_body": False}]
+
+            async def replayed() -> Any:
+                return replay.pop(0) if replay else await receive()
+
+            await self.app(scope, replayed, send)
+            return
+        self.rejected = True
+        meta = (request.get("params") or {}).get("_meta") if isinstance(request.get("params"), dict) else None
+        requested = (meta or {}).get("io.modelcontextprotocol/protocolVersion", "")
+        error = {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": list(self.SUPPORTED), "requested": str(requested)},
+        }
+        answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
+        await send({"type": "http.response.start", "status": 400, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
+
+
+# scenario -> the ASGI wrapper its HTTP server goes behind (what the scenario does to the client)
+HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {"request-metadata": RejectFirstVersion}
 
 
 def build_server(kind: str) -> Server:

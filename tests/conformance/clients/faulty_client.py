@@ -47,6 +47,7 @@ FAULTS = {
     "bad-roots": "answer roots/list with an http:// root",
     "drop-capabilities-on-retry": "2026-07-28: retry with inputResponses declaring no capability",
     "early-request": "stdio: tools/list right after initialize, before its answer",
+    "no-version-retry": "2026-07-28: give up when a request is refused with -32022",
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
@@ -223,6 +224,12 @@ class FaultyClient:
         if method == "tools/list" and "null-id" in self.faults:
             message["id"] = None
         answer = self.transport.request(message, self.answer)
+        error = answer.get("error")
+        if self.modern and isinstance(error, dict) and error.get("code") == -32022:
+            supported = (error.get("data") or {}).get("supported") or []
+            if "no-version-retry" in self.faults or self.revision not in supported:
+                raise ConnectionError(f"the server does not support {self.revision}: {error}")
+            return self.request(method, {k: v for k, v in params.items() if k != "_meta"}, **extra)
         result = answer.get("result")
         if self.modern and isinstance(result, dict) and result.get("resultType") == "input_required":
             responses = {
