@@ -182,7 +182,12 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
         ("request-metadata",),
         ("http",),
         (M,),
-        {f"client:modern:meta-envelope@{M}/http", f"client:modern:meta-client-info@{M}/http"},
+        # the retry after the -32022 refusal names no version either
+        {
+            f"client:modern:meta-envelope@{M}/http",
+            f"client:modern:meta-client-info@{M}/http",
+            f"client:modern:version-retry@{M}/http",
+        },
     ),
     "wrong-tool-arguments": (
         ("tools_call",),
