@@ -234,6 +234,12 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
         {f"client:lifecycle:no-requests-before-answer@{L}/stdio"},
     ),
     "no-version-retry": (("request-metadata",), ("http",), (M,), {f"client:modern:version-retry@{M}/http"}),
+    "deref-refs": (
+        ("json-schema-ref-no-deref",),
+        ("http",),
+        (M,),
+        {f"client:tools:no-network-ref-deref@{M}/http"},
+    ),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }

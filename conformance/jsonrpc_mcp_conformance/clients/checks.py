@@ -469,6 +469,22 @@ def invalid_tools_excluded(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
+@check("no-network-deref")
+def no_network_deref(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """The client listed the tools and fetched nothing under ``params["path"]`` (the canary)."""
+    if not any(m.get("method") == "tools/list" for _, m in run.client_requests()):
+        return _fail(NOTHING_SENT) if not run.events else _fail("the client never listed the tools")
+    fetched = [
+        e for e in run.events if e.source == CLIENT and e.http.split(" ")[-1].startswith(params["path"])
+    ]
+    if fetched:
+        return _fail(
+            f"the client fetched the network $ref of a tool's inputSchema ({fetched[0].http})",
+            evidence=fetched[:3],
+        )
+    return _pass()
+
+
 # -- the client's answers ----------------------------------------------------------------------------
 @check("answers")
 def answers(run: ScenarioRun, params: dict[str, Any]) -> Outcome:

@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from ..fixtures import Fixture
+from ..fixtures import MODERN_REVISIONS, Fixture
 from ..runner import ERROR, FAIL, PASS, SKIP, RevisionRun, Run, Verdict
 from .checks import CHECKS, Outcome, ScenarioRun
 from .recording import CLIENT, HttpRecorder, read_tap
@@ -141,13 +141,19 @@ async def _run_client(
     return code, lines[-TAIL:]
 
 
-async def _serve_http(recorder: HttpRecorder) -> tuple[Any, socket.socket, int]:
-    import uvicorn
-
+def _listen() -> socket.socket:
+    """A listening socket on 127.0.0.1, port 0 (bound before the app is built: the app may need
+    its own URL)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
+    return sock
+
+
+async def _serve_http(recorder: HttpRecorder, sock: socket.socket) -> Any:
+    import uvicorn
+
     config = uvicorn.Config(
         recorder,
         lifespan="on",
@@ -161,7 +167,7 @@ async def _serve_http(recorder: HttpRecorder) -> tuple[Any, socket.socket, int]:
     server.lifespan = config.lifespan_class(config)
     with anyio.fail_after(START_TIMEOUT):
         await server.startup(sockets=[sock])
-    return server, sock, int(sock.getsockname()[1])
+    return server
 
 
 async def run_scenario(
@@ -180,12 +186,18 @@ async def run_scenario(
         else:
             from jsonrpc_mcp.http import McpHttpApp
 
-            app = McpHttpApp(build_server(scenario.server))
-            wrap = HTTP_WRAPPERS.get(scenario.server)
-            recorder = HttpRecorder(wrap(app) if wrap is not None else app)
-            server, sock, port = await _serve_http(recorder)
+            sock = _listen()
+            base = f"http://127.0.0.1:{sock.getsockname()[1]}"
             try:
-                url = f"http://127.0.0.1:{port}/mcp"
+                app = McpHttpApp(build_server(scenario.server, base))
+                wrap = HTTP_WRAPPERS.get(scenario.server)
+                recorder = HttpRecorder(wrap(app) if wrap is not None else app)
+                server = await _serve_http(recorder, sock)
+            except BaseException:
+                sock.close()
+                raise
+            try:
+                url = f"{base}/mcp"
                 code, tail = await _run_client([*argv, url], env, options.timeout, work)
             finally:
                 app.begin_shutdown()
@@ -260,6 +272,13 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
                     verdicts.append(_silent(fixture, revision, transport, chosen))
                     continue
                 chosen = played
+                if revision in MODERN_REVISIONS:  # a client that chose the handshake era is judged by it
+                    modern = [run for run in chosen if run.initialize() is None]
+                    if not modern:
+                        note = "the client spoke the handshake era (initialize) in every scenario run"
+                        verdicts.append(Verdict(fixture.id, revision, transport, SKIP, fixture, note=note))
+                        continue
+                    chosen = modern
             started = time.monotonic()
             outcomes = []
             for run in chosen:

@@ -18,6 +18,7 @@ from jsonrpc_mcp import Server
 from jsonrpc_mcp.server._context import Context
 
 __all__ = [
+    "CANARY_PATH",
     "ELICITATION_DEFAULTS",
     "HTTP_WRAPPERS",
     "INVALID_HEADER_TOOLS",
@@ -149,14 +150,92 @@ def _request_metadata() -> Server:
     return server
 
 
-SERVERS: dict[str, Callable[[], Server]] = {
-    "initialize": _initialize,
-    "tools_call": _initialize,
-    "elicitation-sep1034-client-defaults": _elicitation,
-    "sampling": _sampling,
-    "roots": _roots,
-    "http-invalid-tool-headers": _invalid_tool_headers,
-    "request-metadata": _request_metadata,
+def _ref_no_deref(base: str) -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+    # registered with a local $ref (the library refuses remote ones); CanaryRef turns it into the
+    # network URL in the tools/list answers
+    schema = {
+        "type": "object",
+        "properties": {"profile": {"$ref": CANARY_MARK}},
+        "$defs": {"canary": {"type": "object", "properties": {"displayName": {"type": "string"}}}},
+    }
+
+    @server.tool(input_schema=schema)
+    def update_profile(profile: Any = None) -> str:
+        """A tool whose input schema refers to a schema on the network (the canary URL)."""
+        return "updated"
+
+    return server
+
+
+CANARY_MARK = "#/$defs/canary"
+
+
+class CanaryRef:
+    """HTTP only: in every JSON answer, the local ``$ref`` of the json-schema-ref-no-deref tool
+    becomes a network URI on this very server (``CANARY_PATH``), which a client must not fetch; the
+    recorder sees a fetch as a request for that path."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        host, port = scope.get("server") or ("127.0.0.1", 0)
+        canary = f"http://{host}:{port}{CANARY_PATH}".encode()
+        start: dict[str, Any] = {}
+        body = b""
+
+        async def rewriting_send(message: Any) -> None:
+            nonlocal body
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            body += message.get("body", b"")
+            if message.get("more_body", False) and b"text/event-stream" not in _content_type(start):
+                return
+            chunk = body.replace(CANARY_MARK.encode(), canary)
+            body = b""
+            if start:
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                if not message.get("more_body", False):
+                    headers.append((b"content-length", str(len(chunk)).encode()))
+                await send({**start, "headers": headers})
+                start.clear()
+            await send(
+                {"type": "http.response.body", "body": chunk, "more_body": message.get("more_body", False)}
+            )
+
+        await self.app(scope, receive, rewriting_send)
+
+
+def _content_type(start: dict[str, Any]) -> bytes:
+    return b"".join(v for k, v in start.get("headers", []) if k.lower() == b"content-type")
+
+
+# Where the json-schema-ref-no-deref scenario's $ref points (on the scenario server itself over HTTP:
+# a client fetching it is seen by the recorder; nothing is served there)
+CANARY_PATH = "/schemas/canary-profile.json"
+
+
+def _any(make: Callable[[], Server]) -> Callable[[str], Server]:
+    return lambda base: make()
+
+
+SERVERS: dict[str, Callable[[str], Server]] = {
+    "json-schema-ref-no-deref": _ref_no_deref,
+    "initialize": _any(_initialize),
+    "tools_call": _any(_initialize),
+    "elicitation-sep1034-client-defaults": _any(_elicitation),
+    "sampling": _any(_sampling),
+    "roots": _any(_roots),
+    "http-invalid-tool-headers": _any(_invalid_tool_headers),
+    "request-metadata": _any(_request_metadata),
 }
 
 
@@ -215,13 +294,17 @@ class RejectFirstVersion:
 
 
 # scenario -> the ASGI wrapper its HTTP server goes behind (what the scenario does to the client)
-HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {"request-metadata": RejectFirstVersion}
+HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {
+    "request-metadata": RejectFirstVersion,
+    "json-schema-ref-no-deref": CanaryRef,
+}
 
 
-def build_server(kind: str) -> Server:
-    """The scenario server named ``kind`` (a key of :data:`SERVERS`)."""
+def build_server(kind: str, base: str = "http://127.0.0.1") -> Server:
+    """The scenario server named ``kind`` (a key of :data:`SERVERS`); ``base``: its own URL (the
+    scheme, host and port it is served at)."""
     try:
-        return SERVERS[kind]()
+        return SERVERS[kind](base)
     except KeyError:
         raise ValueError(f"no scenario server {kind!r}") from None
 

@@ -17,6 +17,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -48,6 +49,7 @@ FAULTS = {
     "drop-capabilities-on-retry": "2026-07-28: retry with inputResponses declaring no capability",
     "early-request": "stdio: tools/list right after initialize, before its answer",
     "no-version-retry": "2026-07-28: give up when a request is refused with -32022",
+    "deref-refs": "fetch every network $ref of the tools' input schemas",
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
@@ -307,6 +309,9 @@ class FaultyClient:
     def play(self) -> None:
         self.connect()
         tools = (self.request("tools/list") or {}).get("tools") or []
+        if "deref-refs" in self.faults:
+            for ref in re.findall(r'"\$ref": "(https?://[^"]+)"', json.dumps(tools)):
+                httpx.get(ref, timeout=TIMEOUT)
         kept = [
             tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
         ]
