@@ -376,6 +376,11 @@ def main(
     argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "python -m jsonrpc_mcp_conformance"
 ) -> int:
     out = out or sys.stdout
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given and given[0] == "client":  # python -m jsonrpc_mcp_conformance client ... (issue 27)
+        from .clients.cli import main as client_main
+
+        return client_main(given[1:], out=out, prog=f"{prog} client")
     args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
     if args.startup_timeout is None:  # a --timeout given says how long this server may take: all of it
         args.startup_timeout = DEFAULT_STARTUP_TIMEOUT if args.timeout is None else args.timeout

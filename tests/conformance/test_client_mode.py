@@ -335,3 +335,18 @@ def test_a_client_that_hangs_is_killed_and_fails() -> None:
     report = json.loads(out.getvalue())
     first = next(v for v in report["verdicts"] if v["id"] == "client:lifecycle:initialize-first")
     assert first["status"] == "fail" and "timed out (killed)" in first["actual"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [["-m", "jsonrpc_mcp.cli", "conformance", "client"], ["-m", "jsonrpc_mcp_conformance", "client"]],
+)
+def test_the_command_line_entries(entry: list[str]) -> None:
+    """``jsonrpc-mcp conformance client`` and ``python -m jsonrpc_mcp_conformance client``."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, *entry, "--list", "--official-only"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "* request-metadata" in done.stdout and "client:modern:version-retry" in done.stdout
