@@ -240,6 +240,8 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
         (M,),
         {f"client:tools:no-network-ref-deref@{M}/http"},
     ),
+    # (the scenario server accepts the POSTs without them: only the header requirement fails)
+    "no-standard-headers": (("tools_call",), ("http",), (M,), {f"client:http:standard-headers@{M}/http"}),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }

@@ -348,6 +348,34 @@ def http_protocol_version_header(run: ScenarioRun, params: dict[str, Any]) -> Ou
     return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
 
 
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+@check("http-standard-headers")
+def http_standard_headers(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """2026-07-28: every POST of a request or notification has Mcp-Method (its method), and
+    tools/call, prompts/get and resources/read have Mcp-Name (the name or URI)."""
+    posts = _posts(run)
+    if not posts:
+        return _fail(NOTHING_SENT)
+    problems, evidence = [], []
+    for event in posts:
+        message = event.message
+        if not isinstance(message, dict) or "method" not in message:
+            continue
+        method = message["method"]
+        if event.headers.get("mcp-method") != method:
+            problems.append(f"{method}: Mcp-Method is {event.headers.get('mcp-method')!r}")
+            evidence.append(event)
+        key = NAMED.get(method)
+        if key is not None:
+            wanted = (message.get("params") or {}).get(key)
+            if isinstance(wanted, str) and event.headers.get("mcp-name") != wanted:
+                problems.append(f"{method}: Mcp-Name is {event.headers.get('mcp-name')!r}, not {wanted!r}")
+                evidence.append(event)
+    return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
+
+
 # -- 2026-07-28 envelopes ----------------------------------------------------------------------------
 @check("meta-envelope")
 def meta_envelope(run: ScenarioRun, params: dict[str, Any]) -> Outcome:

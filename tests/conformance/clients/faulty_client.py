@@ -50,6 +50,7 @@ FAULTS = {
     "early-request": "stdio: tools/list right after initialize, before its answer",
     "no-version-retry": "2026-07-28: give up when a request is refused with -32022",
     "deref-refs": "fetch every network $ref of the tools' input schemas",
+    "no-standard-headers": "HTTP, 2026-07-28: no Mcp-Method / Mcp-Name headers",
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
@@ -102,7 +103,7 @@ class Http(Transport):
             headers["Mcp-Session-Id"] = self.session
         if self.version_header and "no-version-header" not in faults:
             headers["MCP-Protocol-Version"] = self.version_header
-        if self.owner.modern:
+        if self.owner.modern and "no-standard-headers" not in faults:
             headers["Mcp-Method"] = str(message.get("method", ""))
             name = (message.get("params") or {}).get("name") or (message.get("params") or {}).get("uri")
             if isinstance(name, str):
