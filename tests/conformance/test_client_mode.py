@@ -242,6 +242,17 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
     ),
     # (the scenario server accepts the POSTs without them: only the header requirement fails)
     "no-standard-headers": (("tools_call",), ("http",), (M,), {f"client:http:standard-headers@{M}/http"}),
+    # the handshake-era scenario servers ask all the same (the 2026-07-28 ones cannot: skipped there)
+    "undeclared-capabilities": (
+        ("sampling", "roots", "elicitation-sep1034-client-defaults"),
+        ("stdio",),
+        (L,),
+        {
+            f"client:sampling:capability-declared@{L}/stdio",
+            f"client:roots:capability-declared@{L}/stdio",
+            f"client:elicitation:capability-declared@{L}/stdio",
+        },
+    ),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }

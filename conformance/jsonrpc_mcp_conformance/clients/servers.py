@@ -1,7 +1,9 @@
 """The scenario servers: what the client under test talks to, one per scenario.
 
 Each is an ordinary :class:`jsonrpc_mcp.Server` (both eras: the handshake revisions and
-2026-07-28), served over HTTP in the harness's process or over stdio by ``python -m
+2026-07-28; in the handshake era the sampling, roots and elicitation scenarios ask the client
+whatever it declared, so that a client answering without having declared the capability is seen),
+served over HTTP in the harness's process or over stdio by ``python -m
 jsonrpc_mcp_conformance.clients.servers NAME``. A scenario's server asks for nothing the scenario's
 requirements do not need; what the client sends is judged from the recorded traffic, never from
 inside these handlers.
@@ -95,7 +97,23 @@ def _elicitation() -> Server:
     @server.tool()
     async def test_client_elicitation_defaults(ctx: Context) -> str:
         """Ask the user to fill a form whose every field has a default."""
-        answer = await ctx.elicit("Confirm your details (every field has a default)", ELICITATION_SCHEMA)
+        message = "Confirm your details (every field has a default)"
+        if ctx.revision.has_handshake:  # asked whatever the client declared: its answer is judged
+            schema = ELICITATION_SCHEMA
+            params: dict[str, Any] = {"mode": "form", "message": message, "requestedSchema": schema}
+            if (
+                ctx.revision.version < "2025-11-25"
+            ):  # no mode; defaults on booleans only (SEP-1034 came later)
+                properties = {
+                    name: field
+                    if field.get("type") == "boolean"
+                    else {k: v for k, v in field.items() if k != "default"}
+                    for name, field in schema["properties"].items()
+                }
+                params = {"message": message, "requestedSchema": {**schema, "properties": properties}}
+            answer = await ctx.send_request("elicitation/create", params)
+        else:
+            answer = await ctx.elicit(message, ELICITATION_SCHEMA)
         return f"elicitation answered: {answer.get('action')}"
 
     return server
@@ -107,7 +125,13 @@ def _sampling() -> Server:
     @server.tool()
     async def test_sampling(ctx: Context) -> str:
         """Ask the client's model a question."""
-        result = await ctx.sample(["What is the capital of France?"], max_tokens=50)
+        question = "What is the capital of France?"
+        if ctx.revision.has_handshake:  # asked whatever the client declared: its answer is judged
+            text = {"type": "text", "text": question}
+            params = {"messages": [{"role": "user", "content": text}], "maxTokens": 50}
+            result = await ctx.send_request("sampling/createMessage", params)
+        else:
+            result = await ctx.sample([question], max_tokens=50)
         return f"the model answered: {result.get('content')!r}"
 
     return server
@@ -119,7 +143,10 @@ def _roots() -> Server:
     @server.tool()
     async def test_roots(ctx: Context) -> str:
         """List the client's roots."""
-        roots = await ctx.list_roots()
+        if ctx.revision.has_handshake:  # asked whatever the client declared: its answer is judged
+            roots = (await ctx.send_request("roots/list")).get("roots") or []
+        else:
+            roots = await ctx.list_roots()
         return f"the client has {len(roots)} roots"
 
     return server

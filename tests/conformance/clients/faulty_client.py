@@ -51,6 +51,7 @@ FAULTS = {
     "no-version-retry": "2026-07-28: give up when a request is refused with -32022",
     "deref-refs": "fetch every network $ref of the tools' input schemas",
     "no-standard-headers": "HTTP, 2026-07-28: no Mcp-Method / Mcp-Name headers",
+    "undeclared-capabilities": "declare no capability, answer the server's requests all the same",
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
@@ -195,11 +196,11 @@ class FaultyClient:
         self.modern = revision == MODERN
         self.next_id = 0
         self.transport: Transport
-        self.capabilities: dict[str, Any] = {
-            "elicitation": {"form": {}},
-            "sampling": {},
-            "roots": {},
-        }
+        self.capabilities: dict[str, Any] = (
+            {}
+            if "undeclared-capabilities" in faults
+            else {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+        )
 
     # -- messages -------------------------------------------------------------------------------
     def _id(self) -> int:
