@@ -253,6 +253,9 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
             f"client:elicitation:capability-declared@{L}/stdio",
         },
     ),
+    # the scenario server checks the headers it gets: a missing one it lets pass, a wrong one it refuses
+    "no-param-headers": (("http-custom-headers",), ("http",), (M,), {f"client:http:param-headers@{M}/http"}),
+    "raw-param-headers": (("http-custom-headers",), ("http",), (M,), {f"client:http:param-headers@{M}/http"}),
     # the scenario server refuses every POST (406): what needs an answer is then not judged (skip)
     "no-accept": (("initialize",), ("http",), (L,), {f"client:http:accept@{L}/http"}),
 }

@@ -376,6 +376,68 @@ def http_standard_headers(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
 
 
+def _plain(text: str) -> bool:
+    return text.isascii() and text.isprintable() and text == text.strip()
+
+
+@check("param-headers")
+def param_headers(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """Every tools/call names the x-mcp-header parameters of its tool (as tools/list gave them) in
+    Mcp-Param-* headers: the value's text, Base64 (``=?base64?...?=``) when it is not plain ASCII,
+    no header for null."""
+    import base64
+    import binascii
+
+    declared: dict[str, dict[str, str]] = {}  # tool -> parameter -> header name
+    for _, message in run.server_messages():
+        result = message.get("result")
+        for tool in (result.get("tools") or []) if isinstance(result, dict) else []:
+            schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            declared[str(tool.get("name"))] = {
+                name: spec["x-mcp-header"]
+                for name, spec in (properties or {}).items()
+                if isinstance(spec, dict) and isinstance(spec.get("x-mcp-header"), str)
+            }
+    calls = [(e, m) for e, m in _calls(run) if declared.get(str(_tool_name(m)))]
+    if not calls:
+        return (
+            _fail(NOTHING_SENT)
+            if not run.events
+            else _fail("the client called no tool with x-mcp-header parameters")
+        )
+    problems, evidence = [], []
+    for event, message in calls:
+        arguments = (message.get("params") or {}).get("arguments") or {}
+        for parameter, header in declared[str(_tool_name(message))].items():
+            if parameter not in arguments:
+                continue
+            value, sent = arguments[parameter], event.headers.get(f"mcp-param-{header.lower()}")
+            if value is None:
+                if sent is not None:
+                    problems.append(f"Mcp-Param-{header} sent ({sent!r}) for a null {parameter}")
+                    evidence.append(event)
+                continue
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            if sent is None:
+                problems.append(f"no Mcp-Param-{header} header for {parameter}={value!r}")
+                evidence.append(event)
+                continue
+            if sent.startswith("=?base64?") and sent.endswith("?="):
+                try:
+                    decoded = base64.b64decode(sent[9:-2], validate=True).decode("utf-8")
+                except (binascii.Error, UnicodeDecodeError):
+                    decoded = None
+                if decoded != text:
+                    problems.append(f"Mcp-Param-{header} {sent!r} decodes to {decoded!r}, not {text!r}")
+                    evidence.append(event)
+            elif not _plain(text) or sent != text:
+                why = "must be Base64 (the value is not plain ASCII)" if not _plain(text) else f"not {text!r}"
+                problems.append(f"Mcp-Param-{header} is {sent!r}: {why}")
+                evidence.append(event)
+    return _fail(*problems[:6], evidence=evidence[:6]) if problems else _pass()
+
+
 # -- 2026-07-28 envelopes ----------------------------------------------------------------------------
 @check("meta-envelope")
 def meta_envelope(run: ScenarioRun, params: dict[str, Any]) -> Outcome:

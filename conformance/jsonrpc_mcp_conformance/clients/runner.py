@@ -115,6 +115,8 @@ def _environment(scenario: Scenario, revision: str, options: ClientOptions) -> d
     env["MCP_CONFORMANCE_SCENARIO"] = scenario.name
     env["MCP_CONFORMANCE_PROTOCOL_VERSION"] = revision
     env.pop("MCP_CONFORMANCE_CONTEXT", None)
+    if scenario.context is not None:  # as the official suite gives it: the scenario's name, then the context
+        env["MCP_CONFORMANCE_CONTEXT"] = json.dumps({"name": scenario.name, **scenario.context})
     env.pop("MCP_CONFORMANCE_SERVER_COMMAND", None)
     return env
 

@@ -50,6 +50,7 @@ class Scenario:
     description: str
     official: bool  # the official suite has a client scenario of this name
     transports: tuple[str, ...] = CLIENT_TRANSPORTS
+    context: dict[str, Any] | None = None  # given as MCP_CONFORMANCE_CONTEXT (with "name")
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,10 @@ def _scenario(entry: dict[str, Any], problems: list[str]) -> Scenario | None:
     transports = tuple(entry.get("transports", CLIENT_TRANSPORTS))
     if set(transports) - set(CLIENT_TRANSPORTS):
         problems.append(f"scenarios.json: {name}: unknown transports {sorted(transports)}")
+    context = entry.get("context")
+    if context is not None and not isinstance(context, dict):
+        problems.append(f"scenarios.json: {name}: context must be an object")
+        context = None
     return Scenario(
         name,
         str(entry.get("server")),
@@ -89,6 +94,7 @@ def _scenario(entry: dict[str, Any], problems: list[str]) -> Scenario | None:
         str(entry.get("description", "")),
         bool(entry.get("official")),
         transports,
+        context,
     )
 
 

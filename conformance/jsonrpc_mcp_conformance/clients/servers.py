@@ -171,6 +171,32 @@ def _invalid_tool_headers() -> Server:
     return server
 
 
+# The tool of http-custom-headers: each parameter mirrored into an Mcp-Param-* header
+PARAM_HEADERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "tenant": {"type": "string", "x-mcp-header": "Tenant"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+        "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+    },
+    "required": ["region"],
+}
+
+
+def _custom_headers() -> Server:
+    server = Server("conformance-client-scenario", version="1.0.0")
+
+    @server.tool(input_schema=PARAM_HEADERS_SCHEMA)
+    def test_custom_headers(
+        region: str, tenant: str | None = None, count: int | None = None, verbose: bool | None = None
+    ) -> str:
+        """A tool whose parameters are mirrored into Mcp-Param-* headers."""
+        return f"region {region}"
+
+    return server
+
+
 def _request_metadata() -> Server:
     server = Server("conformance-client-scenario", version="1.0.0")
     _add_numbers(server)
@@ -263,6 +289,7 @@ SERVERS: dict[str, Callable[[str], Server]] = {
     "roots": _any(_roots),
     "http-invalid-tool-headers": _any(_invalid_tool_headers),
     "request-metadata": _any(_request_metadata),
+    "http-custom-headers": _any(_custom_headers),
 }
 
 

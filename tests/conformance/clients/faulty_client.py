@@ -52,6 +52,8 @@ FAULTS = {
     "deref-refs": "fetch every network $ref of the tools' input schemas",
     "no-standard-headers": "HTTP, 2026-07-28: no Mcp-Method / Mcp-Name headers",
     "undeclared-capabilities": "declare no capability, answer the server's requests all the same",
+    "no-param-headers": "HTTP, 2026-07-28: no Mcp-Param-* headers",
+    "raw-param-headers": "HTTP, 2026-07-28: Mcp-Param-* values never Base64 (latin-1 as it is)",
 }
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
@@ -94,9 +96,9 @@ class Http(Transport):
         self.session: str | None = None
         self.version_header: str | None = None
 
-    def _headers(self, message: Message) -> dict[str, str]:
+    def _headers(self, message: Message) -> dict[str, Any]:
         faults = self.owner.faults
-        headers = {"Content-Type": "application/json"}
+        headers: dict[str, Any] = {"Content-Type": "application/json"}
         headers["Accept"] = (
             "application/json" if "no-accept" in faults else "application/json, text/event-stream"
         )
@@ -195,6 +197,7 @@ class FaultyClient:
         self.faults, self.scenario, self.revision = faults, scenario, revision
         self.modern = revision == MODERN
         self.next_id = 0
+        self.schemas: dict[str, dict[str, Any]] = {}  # tool -> inputSchema, from tools/list
         self.transport: Transport
         self.capabilities: dict[str, Any] = (
             {}
@@ -247,15 +250,25 @@ class FaultyClient:
             return self.request(method, retry, capabilities=dropped)
         return result
 
-    def param_headers(self, message: Message) -> dict[str, str]:
-        """Mcp-Param-* for the x-mcp-header parameters of the tool called (valid_tool's region)."""
+    def param_headers(self, message: Message) -> dict[str, Any]:
+        """Mcp-Param-* for the x-mcp-header parameters of the tool called (from its listed schema)."""
         params = message.get("params") or {}
-        if message.get("method") == "tools/call" and params.get("name") == "valid_tool":
-            value = str((params.get("arguments") or {}).get("region", ""))
-            if value.isascii() and value.strip() == value:
-                return {"Mcp-Param-Region": value}
-            return {"Mcp-Param-Region": "=?base64?" + base64.b64encode(value.encode()).decode() + "?="}
-        return {}
+        if message.get("method") != "tools/call" or "no-param-headers" in self.faults:
+            return {}
+        schema = self.schemas.get(str(params.get("name"))) or {}
+        headers = {}
+        for name, spec in (schema.get("properties") or {}).items():
+            value = (params.get("arguments") or {}).get(name)
+            if not isinstance(spec, dict) or "x-mcp-header" not in spec or value is None:
+                continue
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            plain = text.isascii() and text.isprintable() and text == text.strip()
+            if not plain and "raw-param-headers" not in self.faults:
+                text = "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
+            # (raw: latin-1 bytes, which httpx sends as they are)
+            raw = "raw-param-headers" in self.faults and not plain
+            headers[f"Mcp-Param-{spec['x-mcp-header']}"] = text.encode("latin-1") if raw else text
+        return headers
 
     # -- answering the server -------------------------------------------------------------------
     def answer(self, request: Message) -> Message:
@@ -311,6 +324,7 @@ class FaultyClient:
     def play(self) -> None:
         self.connect()
         tools = (self.request("tools/list") or {}).get("tools") or []
+        self.schemas = {str(t.get("name")): t.get("inputSchema") or {} for t in tools}
         if "deref-refs" in self.faults:
             for ref in re.findall(r'"\$ref": "(https?://[^"]+)"', json.dumps(tools)):
                 httpx.get(ref, timeout=TIMEOUT)
@@ -333,6 +347,11 @@ class FaultyClient:
                 return
             calls[self.scenario] = [
                 (str(n), {"region": "us-west1"} if n == "valid_tool" else {}) for n in kept
+            ]
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        if self.scenario == "http-custom-headers":
+            calls[self.scenario] = [
+                (c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])
             ]
         for name, arguments in calls.get(self.scenario, []):
             self.request("tools/call", {"name": name, "arguments": arguments})
