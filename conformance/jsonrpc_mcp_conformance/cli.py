@@ -5,6 +5,7 @@ Usage::
     jsonrpc-mcp conformance stdio [OPTIONS] -- CMD [ARGS...]
     jsonrpc-mcp conformance http [OPTIONS] URL        (http:// or https://)
     jsonrpc-mcp conformance --config FILE --server NAME [OPTIONS]
+    jsonrpc-mcp conformance client [OPTIONS] -- CLIENT_CMD [ARGS...]   (test a client instead)
 
 Exit codes:
     0  every applicable requirement passed (failures listed in --expected-failures are tolerated)
@@ -375,6 +376,11 @@ def main(
     argv: Sequence[str] | None = None, *, out: Any = None, prog: str = "python -m jsonrpc_mcp_conformance"
 ) -> int:
     out = out or sys.stdout
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given and given[0] == "client":  # python -m jsonrpc_mcp_conformance client ... (issue 27)
+        from .clients.cli import main as client_main
+
+        return client_main(given[1:], out=out, prog=f"{prog} client")
     args = build_parser(prog).parse_intermixed_args(argv)  # options may follow the mode: stdio -v -- CMD
     if args.startup_timeout is None:  # a --timeout given says how long this server may take: all of it
         args.startup_timeout = DEFAULT_STARTUP_TIMEOUT if args.timeout is None else args.timeout
@@ -445,6 +451,10 @@ def command(argv: Sequence[str], *, prog: str = "jsonrpc-mcp conformance") -> in
     first docstring line is the command's help there). ``replay FILE stdio -- CMD`` plays a recorded
     session (``jsonrpc-mcp trace --format jsonl``) against a server instead.
     """
+    if argv and argv[0] == "client":  # issue 27: the harness testing clients
+        from .clients.cli import main as client_main
+
+        return client_main(argv[1:], prog=f"{prog} client")
     if argv and argv[0] == "replay":
         from .trace.cli import replay_command
 

@@ -97,6 +97,9 @@ class Setting:
     scenario: str
     protocol_version: str | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
+    # stdio (``jsonrpc-mcp conformance client --transport stdio``): the scenario server's command
+    # line, from ``MCP_CONFORMANCE_SERVER_COMMAND`` (a JSON array); then there is no URL
+    server_command: tuple[str, ...] = ()
 
     @classmethod
     def from_environment(cls, url: str, environ: Mapping[str, str] = os.environ) -> Setting:
@@ -107,11 +110,19 @@ class Setting:
             raise ScenarioFailed(f"MCP_CONFORMANCE_CONTEXT is not JSON: {exc}") from None
         if not isinstance(context, dict):
             raise ScenarioFailed("MCP_CONFORMANCE_CONTEXT is not a JSON object")
+        command = environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
+        try:
+            argv = json.loads(command) if command else []
+        except ValueError:
+            argv = None
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise ScenarioFailed("MCP_CONFORMANCE_SERVER_COMMAND is not a JSON array of strings")
         return cls(
             url=url,
             scenario=environ.get("MCP_CONFORMANCE_SCENARIO", ""),
             protocol_version=environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None,
             context=context,
+            server_command=tuple(argv),
         )
 
     def text(self, key: str) -> str:
@@ -178,7 +189,8 @@ def connect(
     handlers: Mapping[str, Callable[[Any], Awaitable[Any]]] | None = None,
     extensions: Mapping[str, dict[str, Any]] | None = None,
 ) -> AbstractAsyncContextManager[Client]:
-    """``Client.http`` to the scenario's server, at the revision the suite asked for."""
+    """``Client.http`` to the scenario's server (``Client.stdio`` when the harness gave its command
+    line), at the revision the suite asked for."""
     options: dict[str, Any] = dict(client_options(setting.protocol_version))
     options.update(client_info=CLIENT_INFO, request_timeout=STEP_TIMEOUT)
     if capabilities is not None:
@@ -189,6 +201,8 @@ def connect(
         options["extensions"] = dict(extensions)
     if auth is not None:
         options["auth"] = auth
+    if setting.server_command:
+        return Client.stdio(list(setting.server_command), **options)
     return Client.http(setting.url, timeout=STEP_TIMEOUT, read_timeout=STEP_TIMEOUT, **options)
 
 
@@ -361,6 +375,32 @@ async def call_every_usable_tool(setting: Setting) -> None:
             await call(client, tool["name"], sample_arguments(tool))
 
 
+async def answer_sampling(params: Any) -> dict[str, Any]:
+    """A canned model answer (the harness's ``sampling`` scenario judges its shape, not its wit)."""
+    return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "conformance-model"}
+
+
+async def one_root(params: Any) -> dict[str, Any]:
+    return {"roots": [{"uri": "file:///tmp/conformance-root", "name": "conformance"}]}
+
+
+@scenario("sampling")
+async def sampling(setting: Setting) -> None:
+    """(``jsonrpc-mcp conformance client`` only) Declare sampling; call the tool that samples."""
+    handlers = {"sampling/createMessage": answer_sampling}
+    async with connect(setting, capabilities={"sampling": {}}, handlers=handlers) as client:
+        tool_named(await client.list_tools(), "test_sampling")
+        await call(client, "test_sampling", {})
+
+
+@scenario("roots")
+async def roots(setting: Setting) -> None:
+    """(``jsonrpc-mcp conformance client`` only) Declare roots; call the tool that lists them."""
+    async with connect(setting, capabilities={"roots": {}}, handlers={"roots/list": one_root}) as client:
+        tool_named(await client.list_tools(), "test_roots")
+        await call(client, "test_roots", {})
+
+
 # -- the skills extension (SEP-2640) ------------------------------------------------------------------
 @scenario("sep-2640-client-no-prefetch")
 async def list_skills_only(setting: Setting) -> None:
@@ -524,6 +564,8 @@ def describe(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if not args and os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND"):
+        args = [""]  # stdio: the server's command line instead of a URL
     if len(args) != 1:
         print(f"{PROG}: usage: MCP_CONFORMANCE_SCENARIO=NAME python -m {CLIENT_MODULE} URL", file=sys.stderr)
         return 2

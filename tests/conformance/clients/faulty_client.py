@@ -1,0 +1,388 @@
+"""A hand-written MCP client with fault switches, for ``jsonrpc-mcp conformance client``'s own tests.
+
+    python faulty_client.py [--fault NAME]... [URL]
+
+It plays the harness's scenarios (``MCP_CONFORMANCE_SCENARIO``) at the revision it is told
+(``MCP_CONFORMANCE_PROTOCOL_VERSION``), over HTTP (the URL, last argument) or stdio (the server's
+command line in ``MCP_CONFORMANCE_SERVER_COMMAND``). It speaks the wire itself (httpx and JSON, no
+MCP library), so each fault breaks exactly one thing. Without a fault it is a correct client.
+
+Faults (``FAULTS``): each names what it breaks; tests/conformance/test_client_mode.py checks that
+the harness fails the requirement it names, and only requirements it should.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+FAULTS = {
+    "do-nothing": "exit at once, having sent nothing",
+    "no-initialize": "skip initialize: the first request is tools/list",
+    "bad-version": "initialize asks for protocol version 1999-01-01",
+    "no-client-info": "initialize without clientInfo",
+    "no-initialized": "never send notifications/initialized",
+    "null-id": "tools/list with id null",
+    "reuse-id": "every request with id 1",
+    "no-accept": "HTTP: Accept: application/json only",
+    "no-session-id": "HTTP: never send Mcp-Session-Id back",
+    "no-version-header": "HTTP: no MCP-Protocol-Version header",
+    "no-meta": "2026-07-28: requests without _meta",
+    "no-meta-client-info": "2026-07-28: _meta without clientInfo",
+    "wrong-tool-arguments": "call add_numbers with strings",
+    "call-invalid-tools": "call the tools whose x-mcp-header is invalid too",
+    "drop-valid-tool": "call no tool in http-invalid-tool-headers",
+    "ignore-defaults": "accept the elicitation form empty",
+    "bad-elicit-action": "answer elicitation/create with action 'ok'",
+    "bad-sampling-result": "answer sampling/createMessage without a model",
+    "bad-roots": "answer roots/list with an http:// root",
+    "drop-capabilities-on-retry": "2026-07-28: retry with inputResponses declaring no capability",
+    "early-request": "stdio: tools/list right after initialize, before its answer",
+    "no-version-retry": "2026-07-28: give up when a request is refused with -32022",
+    "deref-refs": "fetch every network $ref of the tools' input schemas",
+    "no-standard-headers": "HTTP, 2026-07-28: no Mcp-Method / Mcp-Name headers",
+    "undeclared-capabilities": "declare no capability, answer the server's requests all the same",
+    "no-param-headers": "HTTP, 2026-07-28: no Mcp-Param-* headers",
+    "raw-param-headers": "HTTP, 2026-07-28: Mcp-Param-* values never Base64 (latin-1 as it is)",
+}
+MODERN = "2026-07-28"
+TIMEOUT = 10.0
+TOKEN = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+Message = dict[str, Any]
+
+
+def valid_headers(tool: dict[str, Any]) -> bool:
+    """Whether the tool's x-mcp-header declarations are valid: each a non-empty HTTP token on a
+    string, integer or boolean parameter, no two the same ignoring case."""
+    schema = tool.get("inputSchema") or {}
+    seen: set[str] = set()
+    for spec in (schema.get("properties") or {}).values():
+        if not isinstance(spec, dict) or "x-mcp-header" not in spec:
+            continue
+        name = spec["x-mcp-header"]
+        if not isinstance(name, str) or not name or not set(name) <= TOKEN or name.lower() in seen:
+            return False
+        if spec.get("type") not in ("string", "integer", "boolean"):  # (not on number: the official scenario)
+            return False
+        seen.add(name.lower())
+    return True
+
+
+class Transport:
+    def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        raise NotImplementedError
+
+    def notify(self, message: Message) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class Http(Transport):
+    def __init__(self, url: str, client: FaultyClient) -> None:
+        self.url, self.owner = url, client
+        self.http = httpx.Client(timeout=TIMEOUT)
+        self.session: str | None = None
+        self.version_header: str | None = None
+
+    def _headers(self, message: Message) -> dict[str, Any]:
+        faults = self.owner.faults
+        headers: dict[str, Any] = {"Content-Type": "application/json"}
+        headers["Accept"] = (
+            "application/json" if "no-accept" in faults else "application/json, text/event-stream"
+        )
+        if self.session and "no-session-id" not in faults:
+            headers["Mcp-Session-Id"] = self.session
+        if self.version_header and "no-version-header" not in faults:
+            headers["MCP-Protocol-Version"] = self.version_header
+        if self.owner.modern and "no-standard-headers" not in faults:
+            headers["Mcp-Method"] = str(message.get("method", ""))
+            name = (message.get("params") or {}).get("name") or (message.get("params") or {}).get("uri")
+            if isinstance(name, str):
+                headers["Mcp-Name"] = name
+            for header, value in self.owner.param_headers(message).items():
+                headers[header] = value
+        return headers
+
+    def _post(self, message: Message) -> httpx.Response:
+        return self.http.post(self.url, content=json.dumps(message), headers=self._headers(message))
+
+    def notify(self, message: Message) -> None:
+        self._post(message)
+
+    def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        with self.http.stream(
+            "POST", self.url, content=json.dumps(message), headers=self._headers(message)
+        ) as response:
+            if message.get("method") == "initialize":
+                self.session = response.headers.get("mcp-session-id")
+            kind = response.headers.get("content-type", "").split(";")[0].strip()
+            if kind != "text/event-stream":
+                response.read()
+                return (
+                    json.loads(response.content)
+                    if response.content
+                    else {"error": {"status": response.status_code}}
+                )
+            data: list[str] = []
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].lstrip())
+                elif not line and data:
+                    text, data = "\n".join(data), []
+                    if not text.strip():  # the stream's priming event
+                        continue
+                    incoming = json.loads(text)
+                    if "method" in incoming and "id" in incoming:  # a server request: answer it aside
+                        reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
+                        threading.Thread(target=self._post, args=(reply,), daemon=True).start()
+                    elif "method" not in incoming and incoming.get("id") == message.get("id"):
+                        return dict(incoming)
+        raise ConnectionError("the response stream ended without the answer")
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class Stdio(Transport):
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.then: Message | None = None  # a message written right after the next request
+
+    def _write(self, message: Message) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def notify(self, message: Message) -> None:
+        self._write(message)
+
+    def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        self._write(message)
+        if self.then is not None:
+            self._write(self.then)
+            self.then = None
+        assert self.process.stdout is not None
+        for line in iter(self.process.stdout.readline, b""):
+            incoming = json.loads(line)
+            if "method" in incoming and "id" in incoming:
+                self._write({"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)})
+            elif "method" not in incoming and incoming.get("id") == message.get("id"):
+                return dict(incoming)
+        raise ConnectionError("the server closed its stdout")
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class FaultyClient:
+    def __init__(self, faults: set[str], scenario: str, revision: str) -> None:
+        self.faults, self.scenario, self.revision = faults, scenario, revision
+        self.modern = revision == MODERN
+        self.next_id = 0
+        self.schemas: dict[str, dict[str, Any]] = {}  # tool -> inputSchema, from tools/list
+        self.transport: Transport
+        self.capabilities: dict[str, Any] = (
+            {}
+            if "undeclared-capabilities" in faults
+            else {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+        )
+
+    # -- messages -------------------------------------------------------------------------------
+    def _id(self) -> int:
+        self.next_id += 1
+        return 1 if "reuse-id" in self.faults else self.next_id
+
+    def _meta(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "io.modelcontextprotocol/protocolVersion": self.revision,
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities
+            if capabilities is None
+            else capabilities,
+        }
+        if "no-meta-client-info" not in self.faults:
+            meta["io.modelcontextprotocol/clientInfo"] = {"name": "faulty-client", "version": "0.1"}
+        return meta
+
+    def request(self, method: str, params: dict[str, Any] | None = None, **extra: Any) -> Any:
+        params = dict(params or {})
+        if self.modern and "no-meta" not in self.faults:
+            params["_meta"] = self._meta(extra.get("capabilities"))
+        message: Message = {"jsonrpc": "2.0", "id": self._id(), "method": method}
+        if params:
+            message["params"] = params
+        if method == "tools/list" and "null-id" in self.faults:
+            message["id"] = None
+        answer = self.transport.request(message, self.answer)
+        error = answer.get("error")
+        if self.modern and isinstance(error, dict) and error.get("code") == -32022:
+            supported = (error.get("data") or {}).get("supported") or []
+            if "no-version-retry" in self.faults or self.revision not in supported:
+                raise ConnectionError(f"the server does not support {self.revision}: {error}")
+            return self.request(method, {k: v for k, v in params.items() if k != "_meta"}, **extra)
+        result = answer.get("result")
+        if self.modern and isinstance(result, dict) and result.get("resultType") == "input_required":
+            responses = {
+                key: self.answer(request) for key, request in (result.get("inputRequests") or {}).items()
+            }
+            retry = {**(params or {}), "inputResponses": responses}
+            retry.pop("_meta", None)
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            dropped: dict[str, Any] | None = {} if "drop-capabilities-on-retry" in self.faults else None
+            return self.request(method, retry, capabilities=dropped)
+        return result
+
+    def param_headers(self, message: Message) -> dict[str, Any]:
+        """Mcp-Param-* for the x-mcp-header parameters of the tool called (from its listed schema)."""
+        params = message.get("params") or {}
+        if message.get("method") != "tools/call" or "no-param-headers" in self.faults:
+            return {}
+        schema = self.schemas.get(str(params.get("name"))) or {}
+        headers = {}
+        for name, spec in (schema.get("properties") or {}).items():
+            value = (params.get("arguments") or {}).get(name)
+            if not isinstance(spec, dict) or "x-mcp-header" not in spec or value is None:
+                continue
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            plain = text.isascii() and text.isprintable() and text == text.strip()
+            if not plain and "raw-param-headers" not in self.faults:
+                text = "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
+            # (raw: latin-1 bytes, which httpx sends as they are)
+            raw = "raw-param-headers" in self.faults and not plain
+            headers[f"Mcp-Param-{spec['x-mcp-header']}"] = text.encode("latin-1") if raw else text
+        return headers
+
+    # -- answering the server -------------------------------------------------------------------
+    def answer(self, request: Message) -> Message:
+        method, params = request.get("method"), request.get("params") or {}
+        if method == "elicitation/create":
+            if "bad-elicit-action" in self.faults:
+                return {"action": "ok"}
+            properties = (params.get("requestedSchema") or {}).get("properties") or {}
+            content = (
+                {}
+                if "ignore-defaults" in self.faults
+                else {name: spec["default"] for name, spec in properties.items() if "default" in spec}
+            )
+            return {"action": "accept", "content": content}
+        if method == "sampling/createMessage":
+            result = {
+                "role": "assistant",
+                "content": {"type": "text", "text": "Paris"},
+                "model": "faulty-model",
+            }
+            if "bad-sampling-result" in self.faults:
+                del result["model"]
+            return result
+        if method == "roots/list":
+            uri = "http://example.com/root" if "bad-roots" in self.faults else "file:///tmp/root"
+            return {"roots": [{"uri": uri, "name": "root"}]}
+        return {}
+
+    # -- the scenario ---------------------------------------------------------------------------
+    def connect(self) -> None:
+        if self.modern:
+            self.transport_version(self.revision)
+            return
+        if "no-initialize" in self.faults:
+            return
+        params: dict[str, Any] = {
+            "protocolVersion": "1999-01-01" if "bad-version" in self.faults else self.revision,
+            "capabilities": self.capabilities,
+        }
+        if "no-client-info" not in self.faults:
+            params["clientInfo"] = {"name": "faulty-client", "version": "0.1"}
+        if "early-request" in self.faults and isinstance(self.transport, Stdio):
+            self.transport.then = {"jsonrpc": "2.0", "id": 1000, "method": "tools/list"}
+        result = self.request("initialize", params) or {}
+        self.transport_version(result.get("protocolVersion"))
+        if "no-initialized" not in self.faults:
+            self.transport.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def transport_version(self, version: str | None) -> None:
+        if isinstance(self.transport, Http) and version and version >= "2025-06-18":
+            self.transport.version_header = version
+
+    def play(self) -> None:
+        self.connect()
+        tools = (self.request("tools/list") or {}).get("tools") or []
+        self.schemas = {str(t.get("name")): t.get("inputSchema") or {} for t in tools}
+        if "deref-refs" in self.faults:
+            for ref in re.findall(r'"\$ref": "(https?://[^"]+)"', json.dumps(tools)):
+                httpx.get(ref, timeout=TIMEOUT)
+        kept = [
+            tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
+        ]
+        calls: dict[str, list[tuple[str, dict[str, Any]]]] = {
+            "tools_call": [
+                (
+                    "add_numbers",
+                    {"a": "2", "b": "3"} if "wrong-tool-arguments" in self.faults else {"a": 2, "b": 3},
+                )
+            ],
+            "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+            "sampling": [("test_sampling", {})],
+            "roots": [("test_roots", {})],
+        }
+        if self.scenario == "http-invalid-tool-headers":
+            if "drop-valid-tool" in self.faults:
+                return
+            calls[self.scenario] = [
+                (str(n), {"region": "us-west1"} if n == "valid_tool" else {}) for n in kept
+            ]
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        if self.scenario == "http-custom-headers":
+            calls[self.scenario] = [
+                (c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])
+            ]
+        for name, arguments in calls.get(self.scenario, []):
+            self.request("tools/call", {"name": name, "arguments": arguments})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="faulty_client")
+    parser.add_argument("--fault", action="append", default=[], choices=sorted(FAULTS))
+    parser.add_argument("url", nargs="?")
+    args = parser.parse_args(argv)
+    faults = set(args.fault)
+    if "do-nothing" in faults:
+        return 0
+    client = FaultyClient(
+        faults,
+        os.environ.get("MCP_CONFORMANCE_SCENARIO", ""),
+        os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25"),
+    )
+    command = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
+    client.transport = (
+        Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
+    )
+    try:
+        client.play()
+    except (httpx.HTTPError, ConnectionError, ValueError, OSError) as exc:
+        print(f"faulty_client: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        client.transport.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
