@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import LEVELS, SOURCES, Fixture, FixtureError, default_spec_dir, expand_revisions
+from . import answers  # noqa: F401  (its judges register in CHECKS as it loads)
 from .checks import CHECKS
 from .servers import SERVERS
 
