@@ -102,7 +102,7 @@ async def test_extra_arguments_reach_the_targets_sys_argv() -> None:
     command = _serve_command(str(ECHO), "--flag", "value", "-v")
     async with Client.stdio(command, env=_env(), request_timeout=TIMEOUT) as client:
         result = await client.call_tool("argv")
-    argv = orjson.loads(result["content"][0]["text"])
+    argv = result["structuredContent"]["result"]
     assert argv[1:] == ["--flag", "value", "-v"]
 
 
@@ -110,7 +110,7 @@ def test_log_level_after_the_target_is_serves_own_option_not_the_targets() -> No
     server = _serve_command(str(ECHO), "--log-level", "DEBUG", "--flag")
     done = _cli("call", "--tool", "argv", "--", *server)
     assert done.returncode == 0, done.stderr
-    argv = orjson.loads(_sections(done.stdout)["tools/call argv"]["content"][0]["text"])
+    argv = _sections(done.stdout)["tools/call argv"]["structuredContent"]["result"]
     assert argv[1:] == ["--flag"]
     assert " DEBUG " in done.stderr  # the server's debug lines came through (call itself logs warnings)
 

@@ -164,6 +164,8 @@ async def test_answering_a_cancelled_request_fails_the_cancellation_requirements
     modern = {(rid, MODERN) for rid in listen | {"behaviour:cancel:modern-stdio-in-flight"}}
     # a tools/call result answering subscriptions/listen is no SubscriptionsListenResult
     modern.add(("jsonrpc:message:schema-valid", MODERN))
+    # so does the list-change stream (the fault server declares tools, not prompts, listChanged)
+    modern.add(("modern:listen:tools-list-changed", MODERN))
     assert failed == legacy | modern
 
 
