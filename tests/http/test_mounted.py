@@ -45,7 +45,7 @@ async def test_streamable_http_under_a_mount_prefix(mode: str) -> None:
     with anyio.fail_after(TIMEOUT):
         async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/mcp", mode=mode) as client:
             result = await client.call_tool("add", {"a": 2, "b": 3})
-    assert result["content"][0]["text"] == "{\"result\":5}"
+    assert result["content"][0]["text"] == '{"result":5}'
 
 
 async def test_the_legacy_transport_under_a_mount_prefix() -> None:
@@ -53,7 +53,7 @@ async def test_the_legacy_transport_under_a_mount_prefix() -> None:
     with anyio.fail_after(TIMEOUT):
         async with serving(app, mcp_app=mcp) as base, Client.http(f"{base}/api/sse", legacy=True) as client:
             result = await client.call_tool("add", {"a": 2, "b": 3})
-    assert result["content"][0]["text"] == "{\"result\":5}"
+    assert result["content"][0]["text"] == '{"result":5}'
 
 
 async def test_the_unprefixed_path_is_not_the_endpoint() -> None:

@@ -52,7 +52,7 @@ async def test_a_server_that_configures_the_sdk_is_traced_over_stdio_and_stdout_
     with anyio.fail_after(TIMEOUT):
         async with Client.stdio(command, env=env, mode=mode, telemetry=False) as client:
             result = await client.call_tool("add", {"a": 2, "b": 3})
-    assert result["content"][0]["text"] == "{\"result\":5}"  # the protocol stream was not disturbed
+    assert result["content"][0]["text"] == '{"result":5}'  # the protocol stream was not disturbed
     (call,) = [s for s in _spans(spans) if s["name"] == "tools/call add"]
     assert call["kind"] == "SERVER" and call["attributes"]["network.transport"] == "pipe"
     assert call["attributes"]["mcp.method.name"] == "tools/call"
