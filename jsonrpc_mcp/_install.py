@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._serve_options import HOST_NAMES
+
 __all__ = [
     "HOSTS",
     "Host",
@@ -250,15 +252,15 @@ def _home(*parts: str) -> Callable[[], Path]:
     return lambda: Path.home().joinpath(*parts)
 
 
+_CONFIGS: dict[str, tuple[Callable[[], Path], bool]] = {  # where each file is, whether entries are typed
+    "claude-desktop": (claude_desktop_config, False),
+    "cursor": (_home(".cursor", "mcp.json"), False),
+    "vscode": (_cwd(".vscode", "mcp.json"), True),
+    "claude-code": (_cwd(".mcp.json"), True),
+}
 HOSTS: dict[str, Host] = {
-    "claude-desktop": Host(
-        "Claude Desktop", claude_desktop_config, config_hint="Claude Desktop's for this OS"
-    ),
-    "cursor": Host("Cursor", _home(".cursor", "mcp.json"), config_hint="~/.cursor/mcp.json"),
-    "vscode": Host(
-        "VS Code", _cwd(".vscode", "mcp.json"), key="servers", typed=True, config_hint=".vscode/mcp.json here"
-    ),
-    "claude-code": Host("Claude Code", _cwd(".mcp.json"), typed=True, config_hint=".mcp.json here"),
+    name: Host(title, _CONFIGS[name][0], key=key, typed=_CONFIGS[name][1], config_hint=hint)
+    for name, (title, key, hint) in HOST_NAMES.items()
 }
 
 

@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # argparse is imported when a parser is built: `serve FILE` never needs it
     import argparse
 
-__all__ = ["LOG_LEVELS", "MAX_LINE", "log_level", "serve_options"]
+__all__ = ["HOST_NAMES", "LOG_LEVELS", "MAX_LINE", "log_level", "serve_options"]
+
+# ``install HOST``: each host's title, the object of its config file that lists servers, and where
+# that file is by default (for --help). Here, not in _install.py, so that building the command
+# line's parser does not import what installing needs (_install.HOSTS adds the rest).
+HOST_NAMES = {
+    "claude-desktop": ("Claude Desktop", "mcpServers", "Claude Desktop's for this OS"),
+    "cursor": ("Cursor", "mcpServers", "~/.cursor/mcp.json"),
+    "vscode": ("VS Code", "servers", ".vscode/mcp.json here"),
+    "claude-code": ("Claude Code", "mcpServers", ".mcp.json here"),
+}
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from . import __version__
-from ._serve_options import LOG_LEVELS, MAX_LINE, log_level, serve_options
+from ._serve_options import HOST_NAMES, LOG_LEVELS, MAX_LINE, log_level, serve_options
 from ._targets import TargetError, load_target, user_traceback
 
 if TYPE_CHECKING:
@@ -374,13 +374,10 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
 
     install = commands.add_parser("install", help="add a server to an MCP client's configuration")
     clients = install.add_subparsers(dest="client", required=True)
-    from ._install import HOSTS
-
-    for host, about in HOSTS.items():
-        where = "servers" if about.key == "servers" else "mcpServers"
+    for host, (title, where, hint) in HOST_NAMES.items():
         one = clients.add_parser(
             host,
-            help=f"add FILE (or a remote server, --url) to {about.title}'s {where}",
+            help=f"add FILE (or a remote server, --url) to {title}'s {where}",
             description=f"Adds (or replaces) the {where} entry that serves FILE with this Python, or"
             " (--url) that bridges to the remote server at URL (jsonrpc-mcp bridge URL, with the upstream"
             " options given); the rest of the config is kept, and the file as it was is copied to .bak"
@@ -396,7 +393,7 @@ def build_parser(extra_commands: Mapping[str, Command | str] | None = None) -> a
             metavar="KEY=VALUE",
             help="an environment variable for the server (repeatable)",
         )
-        one.add_argument("--config", help=f"the config file (default: {about.config_hint})")
+        one.add_argument("--config", help=f"the config file (default: {hint})")
         one.add_argument("--dry-run", action="store_true", help="print the resulting config, write nothing")
 
     for name, command in (extra_commands or {}).items():
