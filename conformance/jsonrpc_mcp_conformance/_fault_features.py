@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonrpc_mcp import wire
+from jsonrpc_mcp.apps import EXTENSION_ID, MIME_TYPE
 
 from ._fault_details import _key
 
@@ -40,8 +41,7 @@ APPS_FAULTS = (
     "apps-resource-meta-malformed",
     "apps-app-only-shown",
 )
-APPS_EXTENSION = "io.modelcontextprotocol/ui"
-APPS_MIME = "text/html;profile=mcp-app"
+APPS_EXTENSION, APPS_MIME = EXTENSION_ID, MIME_TYPE  # (the library's names for them)
 CONTENT_FAULTS = (
     "content-as-text",
     "schema-keywords-stripped",

@@ -145,19 +145,8 @@ FAULTS = (
     "skills-get-bare",
     "skills-unknown-32002",
     "skills-stale-digest",
-    # (issue 26, the content requirements: see CONTENT_FAULTS)
-    "content-as-text",
-    "schema-keywords-stripped",
-    "elicitation-schema-plain",
-    "no-log-messages",
-    # (issue 25, MCP Apps: see APPS_FAULTS)
-    "apps-undeclared",
-    "apps-link-scheme",
-    "apps-dangling-link",
-    "apps-wrong-mime",
-    "apps-tool-meta-malformed",
-    "apps-resource-meta-malformed",
-    "apps-app-only-shown",
+    *CONTENT_FAULTS,  # (issue 26, the content requirements: _fault_features.py)
+    *APPS_FAULTS,  # (issue 25, MCP Apps: _fault_features.py)
     *DETAIL_FAULTS,  # (issue 26: skills, tasks, MRTR and stateless details, _fault_details.py)
 )
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
