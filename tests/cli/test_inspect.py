@@ -17,7 +17,7 @@ import pytest
 
 from tests import timeouts
 
-from ..http.support import free_port, spawned
+from ..http.support import refused_port, spawned
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / "examples" / "everything" / "server.py"
@@ -120,8 +120,9 @@ def _fails(done: subprocess.CompletedProcess[str], *expected: str) -> None:
 
 
 def test_an_unreachable_url() -> None:
-    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
-    _fails(_inspect("--timeout", "5", url), f"cannot reach {url}")
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"  # nothing listens there
+        _fails(_inspect("--timeout", "5", url), f"cannot reach {url}")
 
 
 @contextlib.contextmanager

@@ -87,12 +87,15 @@ async def serving(
             await server.shutdown(sockets=[sock])
 
 
-def free_port() -> int:
-    """A port nothing listens on, for a test of an unreachable address. Never to start a server on:
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that refuses connections for as long as the block runs, for a test of an
+    unreachable address: a socket bound to it and never listening holds it, so nothing else can
+    take it meanwhile (a port found free and closed again could be). Never to start a server on:
     a subprocess server binds port 0 itself and says which port it got (tests/announced.py)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 @dataclass

@@ -22,7 +22,7 @@ from jsonrpc_mcp.http import AuthSettings, IntrospectionVerifier, JwtVerifier, M
 from tests import timeouts
 
 from .issuer import Issuer, ec_key, rsa_key, running_issuer
-from .support import JSON_HEADERS, assert_error_body, free_port, initialize, post, serving
+from .support import JSON_HEADERS, assert_error_body, initialize, post, refused_port, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -182,12 +182,16 @@ async def test_an_unreachable_or_slow_jwks_is_503_never_a_hang(
     site: Any, issuer: Issuer, trouble: str
 ) -> None:
     mcp = site[1] + "/mcp"
-    if trouble == "slow":
-        issuer.stall = 3.0
-        verifier = _jwt_verifier(issuer, mcp, timeout=0.3)
-    else:
-        verifier = JwtVerifier(issuer=issuer.url, audience=mcp, jwks_url=f"http://127.0.0.1:{free_port()}/j")
-    url = _protect(site, verifier)
+    with refused_port() as nowhere:
+        if trouble == "slow":
+            issuer.stall = 3.0
+            verifier = _jwt_verifier(issuer, mcp, timeout=0.3)
+        else:
+            verifier = JwtVerifier(issuer=issuer.url, audience=mcp, jwks_url=f"http://127.0.0.1:{nowhere}/j")
+        await _two_answers_503(issuer, _protect(site, verifier))
+
+
+async def _two_answers_503(issuer: Issuer, url: str) -> None:
     async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
         for _ in range(2):  # the second within the refetch interval: answered at once, no new fetch
             with anyio.fail_after(2.5):
@@ -274,12 +278,18 @@ async def test_introspection_with_bad_credentials_or_down_is_503(site: Any, issu
     wrong = IntrospectionVerifier(
         url=issuer.introspection_url, audience=site[1] + "/mcp", client_id="mcp-server", client_secret="no"
     )
-    down = IntrospectionVerifier(url=f"http://127.0.0.1:{free_port()}/i", audience=site[1] + "/mcp")
+    with refused_port() as nowhere:
+        down = IntrospectionVerifier(url=f"http://127.0.0.1:{nowhere}/i", audience=site[1] + "/mcp")
+        await _each_answers_503(site, issuer, [wrong, down])
     slow = _introspection(issuer, site[1] + "/mcp", timeout=0.3)
+    await _each_answers_503(site, issuer, [slow], stall=3.0)
+
+
+async def _each_answers_503(site: Any, issuer: Issuer, verifiers: list[Any], stall: float = 0.0) -> None:
     async with httpx.AsyncClient(timeout=timeouts.STEP) as http:
-        for verifier in (wrong, down, slow):
+        for verifier in verifiers:
             url = _protect(site, verifier)
-            issuer.stall = 3.0 if verifier is slow else 0.0
+            issuer.stall = stall
             with anyio.fail_after(2.5):
                 assert_error_body(await post(http, url, initialize(), _bearer("opaque-good")), 503)
         issuer.stall = 0.0

@@ -25,7 +25,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.close()
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
-"""A real ``redis-server`` for the tests: on a free port of 127.0.0.1, in a temporary directory, with
-nothing saved; started and stopped by the test (skipped, with the reason, when not installed)."""
+"""A real ``redis-server`` for the tests: on a Unix socket of its own (no TCP port: nothing to find free
+and race for), in a temporary directory, with nothing saved; started and stopped by the test (skipped,
+with the reason, when not installed)."""
 
 from __future__ import annotations
 
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from ..http.support import START_TIMEOUT, STOP_TIMEOUT, free_port
+from ..http.support import START_TIMEOUT, STOP_TIMEOUT
 
 
 def redis_server_or_skip() -> str:
@@ -28,22 +30,29 @@ def redis_server_or_skip() -> str:
 
 
 class RedisServer:
-    """One ``redis-server`` process; :meth:`stop` and :meth:`start` again on the same port."""
+    """One ``redis-server`` process; :meth:`stop` and :meth:`start` again on the same socket.
+
+    It listens on a Unix socket only (``--port 0`` turns TCP off), in a short directory of its own
+    (a socket's path must fit in 108 bytes; pytest's ``tmp_path`` may not), so no other process can
+    take its address between two starts; :attr:`url` is a ``unix://`` URL every Redis client reads."""
 
     def __init__(self, executable: str, directory: Path) -> None:
         self.executable = executable
         self.directory = directory
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._socket_dir = tempfile.TemporaryDirectory(prefix="redis-")
+        self.socket = Path(self._socket_dir.name) / "redis.sock"
+        self.url = f"unix://{self.socket}?db=0"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         command = [
             self.executable,
             "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
+            "0",
+            "--unixsocket",
+            str(self.socket),
+            "--unixsocketperm",
+            "700",
             "--save",
             "",
             "--appendonly",
@@ -63,7 +72,9 @@ class RedisServer:
     def answers(self) -> bool:
         """Whether it answers a PING now."""
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(0.5)
+                sock.connect(str(self.socket))
                 sock.sendall(b"PING\r\n")
                 return sock.recv(16).startswith(b"+PONG")
         except OSError:
@@ -78,6 +89,11 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(STOP_TIMEOUT)
+
+    def close(self) -> None:
+        """Stop it and remove its socket's directory."""
+        self.stop()
+        self._socket_dir.cleanup()
 
 
 async def teller_gone(redis_server: RedisServer, session_id: str) -> None:

@@ -228,18 +228,19 @@ async def test_the_proxy_skips_an_upstream_that_refuses_and_says_502_when_none_i
     from jsonrpc_mcp.http import McpHttpApp
 
     from ..http.servers.toolbox import build_server
-    from ..http.support import free_port, open_session, serving
+    from ..http.support import open_session, refused_port, serving
 
     async with serving(McpHttpApp(build_server())) as base:
         live = ("127.0.0.1", int(base.rsplit(":", 1)[1]))
-        dead = ("127.0.0.1", free_port())  # nothing listens there
-        async with RoundRobinProxy([dead, live]) as proxy, httpx.AsyncClient(timeout=TIMEOUT) as http:
-            with anyio.fail_after(TIMEOUT):
-                session_ids = [await open_session(http, proxy.url + "/mcp") for _ in range(3)]
-            served = list(proxy.served)
-        async with RoundRobinProxy([dead]) as nowhere, httpx.AsyncClient(timeout=TIMEOUT) as http:
-            with anyio.fail_after(TIMEOUT):
-                refused = await http.get(nowhere.url + "/healthz")
+        with refused_port() as port:
+            dead = ("127.0.0.1", port)  # bound, never listening: every connection is refused
+            async with RoundRobinProxy([dead, live]) as proxy, httpx.AsyncClient(timeout=TIMEOUT) as http:
+                with anyio.fail_after(TIMEOUT):
+                    session_ids = [await open_session(http, proxy.url + "/mcp") for _ in range(3)]
+                served = list(proxy.served)
+            async with RoundRobinProxy([dead]) as nowhere, httpx.AsyncClient(timeout=TIMEOUT) as http:
+                with anyio.fail_after(TIMEOUT):
+                    refused = await http.get(nowhere.url + "/healthz")
     assert len(set(session_ids)) == 3
     assert served[0] == 0 and served[1] == 6  # initialize + initialized, three times, all on the live one
     assert refused.status_code == 502 and refused.text == "no upstream is reachable"

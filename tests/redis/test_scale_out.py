@@ -19,7 +19,7 @@ import pytest
 from tests import timeouts
 
 from ..http.modern.support import MODERN, headers_for, modern_request, send, valid
-from ..http.support import REPO, TIMEOUT, Spawned, SseReader, free_port, spawned
+from ..http.support import REPO, TIMEOUT, Spawned, SseReader, refused_port, spawned
 from .servers import shared
 from .support import RedisServer
 
@@ -125,7 +125,7 @@ async def test_readiness_follows_redis(http: httpx.AsyncClient, redis_server: Re
             again = await http.get(ready)
             grown = await call_tool(http, server.url + "/mcp", "grow", {"name": "after"})
     assert up.status_code == 200
-    assert down.status_code == 503 and "Redis at redis://127.0.0.1:" in down.json()["reason"]
+    assert down.status_code == 503 and f"Redis at {redis_server.url} is unreachable" in down.json()["reason"]
     assert live.status_code == 200  # alive all along: only not ready
     assert again.status_code == 200
     assert grown["content"][0]["text"] == "grew after"
@@ -149,9 +149,11 @@ async def test_an_instance_on_redis_stops_cleanly(
 
 def test_an_unreachable_redis_at_start_is_one_line_and_exit_1() -> None:
     pytest.importorskip("redis")
-    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
-    command = [sys.executable, "-m", "jsonrpc_mcp", "serve", TARGET, "--http", "--port", "0", "--redis", url]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False)
+    with refused_port() as port:
+        url = f"redis://127.0.0.1:{port}/0"  # nothing listens there
+        command = [sys.executable, "-m", "jsonrpc_mcp", "serve", TARGET, "--http", "--port", "0"]
+        command += ["--redis", url]
+        done = subprocess.run(command, cwd=REPO, capture_output=True, timeout=timeouts.STARTUP, check=False)
     assert done.returncode == 1
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"jsonrpc-mcp: cannot use --redis: Redis at {url}"), lines

@@ -43,24 +43,20 @@ runs: with the client's ``stdout.txt`` and ``stderr.txt``).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jsonrpc_mcp_conformance import npm
 from jsonrpc_mcp_conformance.official import client_runs
+from jsonrpc_mcp_conformance.official.serving import served
 
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 # the suite lines installed side by side (package.json): line -> npm package name (the 0.2 line by alias)
@@ -69,9 +65,7 @@ SUITES = {"0.1": SUITE_PACKAGE, "0.2": "conformance-next"}
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 SERVER_FILE = REPO / "examples" / "everything" / "server.py"
-START_TIMEOUT = 30.0
 SUITE_TIMEOUT = 900.0
-STOP_TIMEOUT = 10.0
 _TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[0-9-]+Z$")
 
 
@@ -92,116 +86,6 @@ def ensure_installed(cache: Path) -> tuple[Path, dict[str, Path]]:
     except npm.NpmInstallError as exc:
         raise SystemExit(f"conformance-official: {exc}") from exc
     return node, entries
-
-
-# -- the server under test --------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"conformance-official: the server exited early (status {process.returncode})")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)  # polling a port that is not open yet: nothing to wait on but time
-    raise SystemExit(f"conformance-official: the server did not listen on port {port} within {timeout:.0f} s")
-
-
-def start_server(
-    target: str, port: int, server_log: Path, extra: tuple[str, ...] = ()
-) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "jsonrpc_mcp",
-        "serve",
-        target,
-        "--http",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        *extra,
-    ]
-    with server_log.open("wb") as sink:
-        process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
-    return process
-
-
-def stop_server(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=STOP_TIMEOUT)
-
-
-@contextlib.contextmanager
-def served(target: str, run_dir: Path, instances: int) -> Iterator[str]:
-    """Serve ``target``; yield the MCP URL. One instance: ``serve --http`` on a free port. More: a
-    ``redis-server`` of their own, that many ``serve --http --redis`` instances, and the
-    round-robin proxy in front of them (the URL is the proxy's)."""
-    if instances <= 1:
-        port = free_port()
-        process = start_server(target, port, run_dir / "server.log")
-        try:
-            wait_listening(process, port, START_TIMEOUT)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            stop_server(process)
-        return
-    redis_server = shutil.which("redis-server")
-    if redis_server is None:
-        raise SystemExit("conformance-official: --scale-out needs redis-server on PATH")
-    processes: list[subprocess.Popen[bytes]] = []
-    with contextlib.ExitStack() as stack:
-
-        def stop_all() -> None:
-            for process in reversed(processes):
-                stop_server(process)
-
-        stack.callback(stop_all)
-        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="conformance-redis-")))
-        redis_port = free_port()
-        redis_command = [redis_server, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
-        redis_command += ["--appendonly", "no", "--dir", str(directory)]
-        with (run_dir / "redis.log").open("wb") as sink:
-            processes.append(
-                subprocess.Popen(redis_command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
-            )
-        wait_listening(processes[-1], redis_port, START_TIMEOUT)
-        url = f"redis://127.0.0.1:{redis_port}/0"
-        ports = [free_port() for _ in range(instances)]
-        for n, port in enumerate(ports, 1):
-            log_file = run_dir / f"server-{n}.log"
-            processes.append(start_server(target, port, log_file, ("--redis", url)))
-        for process, port in zip(processes[1:], ports, strict=True):
-            wait_listening(process, port, START_TIMEOUT)
-        proxy_port = free_port()
-        proxy_command = [
-            sys.executable,
-            "-m",
-            "jsonrpc_mcp_conformance.official.proxy",
-            "--port",
-            str(proxy_port),
-        ]
-        proxy_command += [f"127.0.0.1:{port}" for port in ports]
-        with (run_dir / "proxy.log").open("wb") as sink:
-            processes.append(
-                subprocess.Popen(proxy_command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
-            )
-        wait_listening(processes[-1], proxy_port, START_TIMEOUT)
-        yield f"http://127.0.0.1:{proxy_port}/mcp"
 
 
 # -- results ----------------------------------------------------------------------------------------
