@@ -58,10 +58,10 @@ def _rounds(run: ScenarioRun) -> list[Round]:
                 rounds.append(Round(index, asked[-1][1], asked[-1][2], result))
     for found in rounds:
         for i, event, message in requests:
-            if i > found.index and _key(message) == _key(found.request):
-                if "inputResponses" in _params(message) or "requestState" in _params(message):
-                    found.retry = (event, message)
-                    break
+            retried = "inputResponses" in _params(message) or "requestState" in _params(message)
+            if i > found.index and _key(message) == _key(found.request) and retried:
+                found.retry = (event, message)
+                break
     return rounds
 
 
@@ -99,15 +99,17 @@ def mrtr_round(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
             problems.append(f"{tool}: the retry carries requestState {back!r}, though the server sent none")
             evidence.append(event)
         if aspect == "new-id" and retry.get("id") == found.request.get("id"):
-            problems.append(f"{tool}: the retry reuses the JSON-RPC id {retry.get('id')!r} of the first request")
+            problems.append(
+                f"{tool}: the retry reuses the JSON-RPC id {retry.get('id')!r} of the first request"
+            )
             evidence.append(event)
     return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
 
 
 @check("mrtr-isolation")
 def mrtr_isolation(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
-    """``inputResponses`` and ``requestState`` only on the retry of the request they belong to: a
-    request carrying them follows a round of the same request, with that round's state."""
+    """``inputResponses`` and ``requestState`` only on the retry of the request they belong to: no
+    request carries the state, or answers keyed as the input requests, of another request's round."""
     if not run.events:
         return _fail(NOTHING_SENT)
     if not _called(run, params["tool"]):
@@ -118,16 +120,23 @@ def mrtr_isolation(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
         carried = {k for k in ("inputResponses", "requestState") if k in _params(message)}
         if not carried:
             continue
-        mine = [r for r in rounds if r.index < i and _key(r.request) == _key(message)]
-        states = {r.result.get("requestState") for r in mine if "requestState" in r.result}
-        if not mine:
+        earlier = [r for r in rounds if r.index < i]
+        own = [r for r in earlier if _key(r.request) == _key(message)]
+        others = [r for r in earlier if _key(r.request) != _key(message)]
+        states = {r.result.get("requestState") for r in others if "requestState" in r.result}
+        states -= {r.result.get("requestState") for r in own if "requestState" in r.result}
+        keys = {k for r in others for k in (r.result.get("inputRequests") or {})}
+        responses = _params(message).get("inputResponses")
+        leaked = []
+        if "requestState" in carried and _params(message)["requestState"] in states:
+            leaked.append("requestState")
+        if not own and isinstance(responses, dict) and responses and set(responses) <= keys:
+            leaked.append("inputResponses")  # (a retry of its own round may reuse the keys)
+        if leaked:
             problems.append(
-                f"{message['method']} {_key(message)[1]!r} carries {', '.join(sorted(carried))}, though "
-                "the server asked it for no input (they belong to another request's round)"
+                f"{message['method']} {_key(message)[1]!r} carries the {' and '.join(leaked)} of another "
+                "request's round"
             )
-            evidence.append(event)
-        elif "requestState" in carried and _params(message)["requestState"] not in states:
-            problems.append(f"{message['method']} {_key(message)[1]!r} carries another request's requestState")
             evidence.append(event)
     return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()
 
@@ -171,7 +180,12 @@ def _primed(run: ScenarioRun) -> Event | None:
     """The priming event of the stream the server closed (its data empty), on the tools/call POST."""
     calls = {e.exchange for e in run.events if e.source == CLIENT and e.method == "tools/call"}
     for event in run.events:
-        if event.source == SERVER and event.exchange in calls and event.message is None and not event.raw.strip():
+        if (
+            event.source == SERVER
+            and event.exchange in calls
+            and event.message is None
+            and not event.raw.strip()
+        ):
             return event
     return None
 
@@ -200,7 +214,9 @@ def sse_resume(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     aspect = params["aspect"]
     if aspect == "reconnect":
         if not gets:
-            return _fail("the client did not reconnect (GET) after the server closed the stream", evidence=[primed])
+            return _fail(
+                "the client did not reconnect (GET) after the server closed the stream", evidence=[primed]
+            )
         return _pass()
     if not gets:
         return _skip("the client did not reconnect")
@@ -218,7 +234,8 @@ def sse_resume(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     sent = first.headers.get("last-event-id")
     if sent != params["event_id"]:
         return _fail(
-            f"the GET resuming the stream has Last-Event-ID {sent!r}, not {params['event_id']!r}", evidence=[first]
+            f"the GET resuming the stream has Last-Event-ID {sent!r}, not {params['event_id']!r}",
+            evidence=[first],
         )
     return _pass()
 
@@ -251,7 +268,8 @@ def schema_preserved(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     echoed = [
         (e, m)
         for e, m in run.client_requests()
-        if _key(m) == ("tools/call", echo) and isinstance((_params(m).get("arguments") or {}).get("schema"), dict)
+        if _key(m) == ("tools/call", echo)
+        and isinstance((_params(m).get("arguments") or {}).get("schema"), dict)
     ]
     if not echoed:
         return _fail(f"the client never sent {tool}'s inputSchema back to {echo} (its schema argument)")

@@ -69,7 +69,8 @@ def _mrtr(base: str) -> Server:
     for name, description in MRTR_TOOLS.items():
         _tool(server, name, description)
     # odd spacing and a nonce: a client that re-serialises or makes up the state is seen
-    state = '{"nonce": "%s",  "round":1, "note": "opaque \\u00e9"}' % uuid.uuid4().hex
+    nonce = uuid.uuid4().hex
+    state = '{"nonce": "' + nonce + '",  "round":1, "note": "opaque \\u00e9"}'
 
     @server.middleware
     async def rounds(call: Call, call_next: CallNext) -> Any:
@@ -78,7 +79,11 @@ def _mrtr(base: str) -> Server:
         name, retry = call.params["name"], "inputResponses" in call.params
         text = {"type": "text", "text": f"{name}: done"}
         if name == "test_mrtr_echo_state" and not retry:
-            return {"resultType": "input_required", "inputRequests": {"confirm": CONFIRM}, "requestState": state}
+            return {
+                "resultType": "input_required",
+                "inputRequests": {"confirm": CONFIRM},
+                "requestState": state,
+            }
         if name == "test_mrtr_no_state" and not retry:
             return {"resultType": "input_required", "inputRequests": {"confirm": CONFIRM}}
         if name == "test_mrtr_no_result_type":
@@ -95,7 +100,9 @@ SSE_RETRY_EVENT_ID = "sse-retry-1"
 
 def _sse_retry(base: str) -> Server:
     server = Server(NAME, version=VERSION)
-    _tool(server, "test_reconnection", "Its response stream is closed early: the answer comes on reconnection")
+    _tool(
+        server, "test_reconnection", "Its response stream is closed early: the answer comes on reconnection"
+    )
     return server
 
 
@@ -193,7 +200,9 @@ def _schema_preservation(base: str) -> Server:
     _tool(server, "json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", JSON_SCHEMA_2020_12)
     echo = {
         "type": "object",
-        "properties": {"schema": {"type": "object", "description": "the focal tool's inputSchema, as listed"}},
+        "properties": {
+            "schema": {"type": "object", "description": "the focal tool's inputSchema, as listed"}
+        },
         "required": ["schema"],
     }
     _tool(server, "json_schema_echo", "Echoes the schema it is given", echo)

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import LEVELS, SOURCES, Fixture, FixtureError, default_spec_dir, expand_revisions
-from . import answers  # noqa: F401  (its judges register in CHECKS as it loads)
-from . import scenario_checks  # noqa: F401  (likewise)
+from . import answers, scenario_checks  # noqa: F401  (their judges register in CHECKS as they load)
 from .checks import CHECKS
 from .servers import SERVERS
 
