@@ -1,5 +1,5 @@
 """``jsonrpc-mcp conformance client``: the scenarios sep-2322-client-request-state (MRTR
-``requestState``), sse-retry, json-schema-2020-12-preservation and http-standard-headers.
+``requestState``), sse-retry, json-schema-2020-12-preservation, http-standard-headers and progress.
 
 Real subprocesses, as in test_client_mode.py: this project's client passes their requirements over
 every transport each scenario runs on; the faulty client passes them without a fault and each of
@@ -29,6 +29,7 @@ SCENARIOS = (
     "sse-retry",
     "json-schema-2020-12-preservation",
     "http-standard-headers",
+    "progress",
 )
 L, M = "2025-11-25", "2026-07-28"
 
@@ -62,6 +63,7 @@ NEW = {
     "client:mrtr:default-complete",
     "client:schema:2020-12-keywords-preserved",
     "client:schema:2020-12-vocabulary-preserved",
+    "client:progress:token",
 }
 NEW_HTTP = {"client:sse:reconnect", "client:sse:retry-respected", "client:sse:last-event-id"}
 
@@ -126,6 +128,12 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
         ("http",),
         (L, M),
         {f"client:schema:2020-12-vocabulary-preserved@{M}/http"},
+    ),
+    "float-progress-token": (
+        ("progress",),
+        ("stdio",),
+        (L, M),
+        {f"client:progress:token@{L}/stdio", f"client:progress:token@{M}/stdio"},
     ),
 }
 

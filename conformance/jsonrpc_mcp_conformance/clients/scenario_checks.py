@@ -283,3 +283,37 @@ def schema_preserved(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
         elif got != want:
             problems.append(f"{path} is {got!r}, not {want!r} as listed")
     return _fail(*problems, evidence=[event]) if problems else _pass()
+
+
+# -- progress ----------------------------------------------------------------------------------------
+@check("progress-token")
+def progress_token(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """The client asked for the progress of ``tool`` (a ``progressToken`` in ``_meta``), and every
+    token it sent is a string or an integer, none sent twice in the run (its requests never
+    overlap a finished one's token)."""
+    if not run.events:
+        return _fail(NOTHING_SENT)
+    tokens = []
+    for event, message in run.client_requests():
+        meta = _params(message).get("_meta")
+        if isinstance(meta, dict) and "progressToken" in meta:
+            tokens.append((event, message, meta["progressToken"]))
+    if not any(_key(m) == ("tools/call", params["tool"]) for _, m, _ in tokens):
+        if not _called(run, params["tool"]):
+            return _fail(f"the client never called {params['tool']}")
+        return _fail(
+            f"the client called {params['tool']} without a progressToken (the scenario asks for progress)"
+        )
+    problems, evidence, seen = [], [], set()
+    for event, message, token in tokens:
+        if isinstance(token, bool) or not isinstance(token, (str, int)):
+            problems.append(
+                f"{message['method']}: progressToken {token!r} is neither a string nor an integer"
+            )
+            evidence.append(event)
+        elif (type(token).__name__, token) in seen:
+            problems.append(f"{message['method']}: progressToken {token!r} was used before")
+            evidence.append(event)
+        else:
+            seen.add((type(token).__name__, token))
+    return _fail(*problems[:5], evidence=evidence[:5]) if problems else _pass()

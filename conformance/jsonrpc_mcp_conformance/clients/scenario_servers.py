@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.server import Call, CallNext
+from jsonrpc_mcp.server._context import Context
 
 __all__ = [
     "HTTP_WRAPPERS",
@@ -232,10 +233,25 @@ def _standard_headers(base: str) -> Server:
     return server
 
 
+# -- progress (ours: every revision, both transports) --------------------------------------------------
+def _progress(base: str) -> Server:
+    server = Server(NAME, version=VERSION)
+
+    @server.tool()
+    async def test_progress(ctx: Context) -> str:
+        """Reports its progress (three steps) to a client that asked for it."""
+        for step in (1, 2, 3):
+            await ctx.report_progress(step, 3, f"step {step} of 3")
+        return "done in three steps"
+
+    return server
+
+
 SERVERS: dict[str, Callable[[str], Server]] = {
     "sep-2322-client-request-state": _mrtr,
     "sse-retry": _sse_retry,
     "json-schema-2020-12-preservation": _schema_preservation,
     "http-standard-headers": _standard_headers,
+    "progress": _progress,
 }
 HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {"sse-retry": SseRetry}

@@ -65,6 +65,7 @@ FAULTS = {
     "sse-ignore-retry": "HTTP: reconnect at once, whatever the stream's retry field says",
     "sse-no-last-event-id": "HTTP: resume a stream with a GET without Last-Event-ID",
     "strip-schema-keywords": "echo the 2020-12 tool's inputSchema without $schema, additionalProperties",
+    "float-progress-token": "ask for progress with the token 1.5 (neither a string nor an integer)",
     "strip-schema-vocabulary": "send the 2020-12 tool's inputSchema back without allOf and if/then/else",
 }
 MODERN = "2026-07-28"
@@ -80,12 +81,14 @@ SCENARIO_FAULTS = (
     "sse-no-last-event-id",
     "strip-schema-keywords",
     "strip-schema-vocabulary",
+    "float-progress-token",
 )
 MORE_SCENARIOS = (
     "sep-2322-client-request-state",
     "sse-retry",
     "json-schema-2020-12-preservation",
     "http-standard-headers",
+    "progress",
 )
 TIMEOUT = 10.0
 TOKEN = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -287,7 +290,7 @@ class FaultyClient:
     def request(self, method: str, params: dict[str, Any] | None = None, **extra: Any) -> Any:
         params = dict(params or {})
         if self.modern and "no-meta" not in self.faults:
-            params["_meta"] = self._meta(extra.get("capabilities"))
+            params["_meta"] = {**(params.get("_meta") or {}), **self._meta(extra.get("capabilities"))}
         message: Message = {"jsonrpc": "2.0", "id": extra.get("id") or self._id(), "method": method}
         if params:
             message["params"] = params
@@ -472,6 +475,10 @@ class FaultyClient:
                 drop += ("allOf", "if", "then", "else")
             schema = {k: v for k, v in schema.items() if k not in drop}
             self.request("tools/call", {"name": "json_schema_echo", "arguments": {"schema": schema}})
+        elif self.scenario == "progress":
+            token = 1.5 if "float-progress-token" in self.faults else "faulty-progress-1"
+            params = {"name": "test_progress", "arguments": {}, "_meta": {"progressToken": token}}
+            self.request("tools/call", params)
         elif self.scenario == "http-standard-headers":
             for tool in tools:
                 self.request("tools/call", {"name": tool.get("name"), "arguments": {}})
