@@ -28,7 +28,7 @@ import anyio
 
 from ..fixtures import MODERN_REVISIONS, Fixture
 from ..runner import ERROR, FAIL, PASS, SKIP, RevisionRun, Run, Verdict
-from . import answers  # noqa: F401  (its judges register in CHECKS as it loads)
+from . import answers, scenario_checks  # noqa: F401  (their judges register in CHECKS as they load)
 from .checks import CHECKS, Outcome, ScenarioRun
 from .recording import CLIENT, HttpRecorder, read_tap
 from .scenarios import ClientSpec, Scenario, requirement_params, requirement_scenarios

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import LEVELS, SOURCES, Fixture, FixtureError, default_spec_dir, expand_revisions
-from . import answers  # noqa: F401  (its judges register in CHECKS as it loads)
+from . import answers, scenario_checks  # noqa: F401  (their judges register in CHECKS as they load)
 from .checks import CHECKS
 from .servers import SERVERS
 
@@ -26,7 +26,7 @@ __all__ = ["ClientSpec", "Scenario", "load_client_spec", "requirement_params", "
 
 CLIENT_TRANSPORTS = ("http", "stdio")
 ID_RE = re.compile(r"^client:[a-z0-9-]+:[a-z0-9-]+$")
-OFFICIAL_RE = re.compile(r"^[a-z0-9_/-]+:[a-z0-9_-]+$")
+OFFICIAL_RE = re.compile(r"^[a-z0-9_/-]+:[A-Za-z0-9_$-]+$")  # ($: json-schema-2020-12-client-$schema-...)
 KEYS = {
     "id",
     "title",

@@ -19,6 +19,8 @@ from typing import Any
 from jsonrpc_mcp import Server
 from jsonrpc_mcp.server._context import Context
 
+from . import scenario_servers
+
 __all__ = [
     "CANARY_PATH",
     "ELICITATION_DEFAULTS",
@@ -352,6 +354,8 @@ HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {
     "request-metadata": RejectFirstVersion,
     "json-schema-ref-no-deref": CanaryRef,
 }
+SERVERS.update(scenario_servers.SERVERS)  # (MRTR requestState, SSE retry, JSON Schema, standard headers)
+HTTP_WRAPPERS.update(scenario_servers.HTTP_WRAPPERS)
 
 
 def build_server(kind: str, base: str = "http://127.0.0.1") -> Server:

@@ -401,6 +401,21 @@ async def roots(setting: Setting) -> None:
         await call(client, "test_roots", {})
 
 
+@scenario("progress")
+async def progress(setting: Setting) -> None:
+    """(``jsonrpc-mcp conformance client`` only) Call the tool that reports progress, listening."""
+    heard: list[float] = []
+
+    def listen(value: float, total: float | None, message: str | None) -> None:
+        heard.append(value)
+
+    async with connect(setting) as client:
+        tool_named(await client.list_tools(), "test_progress")
+        await client.call_tool("test_progress", {}, progress=listen)
+    if not heard:
+        raise ScenarioFailed("no progress was heard from test_progress")
+
+
 # -- the skills extension (SEP-2640) ------------------------------------------------------------------
 @scenario("sep-2640-client-no-prefetch")
 async def list_skills_only(setting: Setting) -> None:

@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,8 +55,41 @@ FAULTS = {
     "undeclared-capabilities": "declare no capability, answer the server's requests all the same",
     "no-param-headers": "HTTP, 2026-07-28: no Mcp-Param-* headers",
     "raw-param-headers": "HTTP, 2026-07-28: Mcp-Param-* values never Base64 (latin-1 as it is)",
+    # (the scenarios sep-2322-client-request-state, sse-retry, json-schema-2020-12-preservation)
+    "alter-request-state": "2026-07-28: retry with the requestState re-serialised (json.loads, dumps)",
+    "invent-request-state": "2026-07-28: retry with a requestState when the server sent none",
+    "reuse-retry-id": "2026-07-28: retry with the JSON-RPC id of the first request",
+    "leak-request-state": "2026-07-28: the call made during a round carries its inputResponses and state",
+    "retry-complete-result": "2026-07-28: retry a result without resultType with inputResponses",
+    "sse-no-reconnect": "HTTP: give up when a response stream closes before its response",
+    "sse-ignore-retry": "HTTP: reconnect at once, whatever the stream's retry field says",
+    "sse-no-last-event-id": "HTTP: resume a stream with a GET without Last-Event-ID",
+    "strip-schema-keywords": "echo the 2020-12 tool's inputSchema without $schema, additionalProperties",
+    "float-progress-token": "ask for progress with the token 1.5 (neither a string nor an integer)",
+    "strip-schema-vocabulary": "send the 2020-12 tool's inputSchema back without allOf and if/then/else",
 }
 MODERN = "2026-07-28"
+# the faults of those scenarios (tests/conformance/test_client_scenarios.py checks them)
+SCENARIO_FAULTS = (
+    "alter-request-state",
+    "invent-request-state",
+    "reuse-retry-id",
+    "leak-request-state",
+    "retry-complete-result",
+    "sse-no-reconnect",
+    "sse-ignore-retry",
+    "sse-no-last-event-id",
+    "strip-schema-keywords",
+    "strip-schema-vocabulary",
+    "float-progress-token",
+)
+MORE_SCENARIOS = (
+    "sep-2322-client-request-state",
+    "sse-retry",
+    "json-schema-2020-12-preservation",
+    "http-standard-headers",
+    "progress",
+)
 TIMEOUT = 10.0
 TOKEN = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 Message = dict[str, Any]
@@ -95,6 +129,8 @@ class Http(Transport):
         self.http = httpx.Client(timeout=TIMEOUT)
         self.session: str | None = None
         self.version_header: str | None = None
+        self.last_event_id: str | None = None
+        self.retry_ms = 0
 
     def _headers(self, message: Message) -> dict[str, Any]:
         faults = self.owner.faults
@@ -106,7 +142,7 @@ class Http(Transport):
             headers["Mcp-Session-Id"] = self.session
         if self.version_header and "no-version-header" not in faults:
             headers["MCP-Protocol-Version"] = self.version_header
-        if self.owner.modern and "no-standard-headers" not in faults:
+        if self.owner.modern and "no-standard-headers" not in faults and message:
             headers["Mcp-Method"] = str(message.get("method", ""))
             name = (message.get("params") or {}).get("name") or (message.get("params") or {}).get("uri")
             if isinstance(name, str):
@@ -135,21 +171,50 @@ class Http(Transport):
                     if response.content
                     else {"error": {"status": response.status_code}}
                 )
-            data: list[str] = []
-            for line in response.iter_lines():
-                if line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif not line and data:
-                    text, data = "\n".join(data), []
-                    if not text.strip():  # the stream's priming event
-                        continue
-                    incoming = json.loads(text)
-                    if "method" in incoming and "id" in incoming:  # a server request: answer it aside
-                        reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
-                        threading.Thread(target=self._post, args=(reply,), daemon=True).start()
-                    elif "method" not in incoming and incoming.get("id") == message.get("id"):
-                        return dict(incoming)
-        raise ConnectionError("the response stream ended without the answer")
+            found = self._read_sse(response, message, answer)
+        if found is not None:
+            return found
+        return self._resume(message, answer)
+
+    def _read_sse(
+        self, response: httpx.Response, message: Message, answer: Callable[[Message], Message]
+    ) -> Message | None:
+        data: list[str] = []
+        for line in response.iter_lines():
+            if line.startswith("id:"):
+                self.last_event_id = line[3:].strip()
+            elif line.startswith("retry:") and line[6:].strip().isdigit():
+                self.retry_ms = int(line[6:].strip())
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip())
+            elif not line and data:
+                text, data = "\n".join(data), []
+                if not text.strip():  # the stream's priming event
+                    continue
+                incoming = json.loads(text)
+                if "method" in incoming and "id" in incoming:  # a server request: answer it aside
+                    reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
+                    threading.Thread(target=self._post, args=(reply,), daemon=True).start()
+                elif "method" not in incoming and incoming.get("id") == message.get("id"):
+                    return dict(incoming)
+        return None
+
+    def _resume(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        """The stream closed before its answer: after ``retry`` ms, GET it back (Last-Event-ID)."""
+        faults = self.owner.faults
+        if self.last_event_id is None or "sse-no-reconnect" in faults:
+            raise ConnectionError("the response stream ended without the answer")
+        if self.retry_ms and "sse-ignore-retry" not in faults:
+            time.sleep(self.retry_ms / 1000)
+        headers = {k: v for k, v in self._headers({}).items() if k != "Content-Type"}
+        headers["Accept"] = "text/event-stream"
+        if "sse-no-last-event-id" not in faults:
+            headers["Last-Event-ID"] = self.last_event_id
+        with self.http.stream("GET", self.url, headers=headers) as response:
+            found = self._read_sse(response, message, answer)
+        if found is None:
+            raise ConnectionError("the resumed stream ended without the answer")
+        return found
 
     def close(self) -> None:
         self.http.close()
@@ -198,6 +263,7 @@ class FaultyClient:
         self.modern = revision == MODERN
         self.next_id = 0
         self.schemas: dict[str, dict[str, Any]] = {}  # tool -> inputSchema, from tools/list
+        self.meanwhile: Callable[[Any, Any], None] | None = None  # called while an MRTR round is open
         self.transport: Transport
         self.capabilities: dict[str, Any] = (
             {}
@@ -224,8 +290,8 @@ class FaultyClient:
     def request(self, method: str, params: dict[str, Any] | None = None, **extra: Any) -> Any:
         params = dict(params or {})
         if self.modern and "no-meta" not in self.faults:
-            params["_meta"] = self._meta(extra.get("capabilities"))
-        message: Message = {"jsonrpc": "2.0", "id": self._id(), "method": method}
+            params["_meta"] = {**(params.get("_meta") or {}), **self._meta(extra.get("capabilities"))}
+        message: Message = {"jsonrpc": "2.0", "id": extra.get("id") or self._id(), "method": method}
         if params:
             message["params"] = params
         if method == "tools/list" and "null-id" in self.faults:
@@ -242,13 +308,36 @@ class FaultyClient:
             responses = {
                 key: self.answer(request) for key, request in (result.get("inputRequests") or {}).items()
             }
+            if self.meanwhile is not None:  # a call made while this round is open
+                meanwhile, self.meanwhile = self.meanwhile, None
+                meanwhile(responses, result.get("requestState"))
             retry = {**(params or {}), "inputResponses": responses}
             retry.pop("_meta", None)
             if "requestState" in result:
-                retry["requestState"] = result["requestState"]
+                retry["requestState"] = self.state(result["requestState"])
+            elif "invent-request-state" in self.faults:
+                retry["requestState"] = "invented"
             dropped: dict[str, Any] | None = {} if "drop-capabilities-on-retry" in self.faults else None
-            return self.request(method, retry, capabilities=dropped)
+            reuse = message["id"] if "reuse-retry-id" in self.faults else None
+            return self.request(method, retry, capabilities=dropped, id=reuse)
+        if (
+            "retry-complete-result" in self.faults
+            and isinstance(result, dict)
+            and "resultType" not in result
+            and "inputResponses" not in params
+        ):
+            retry = {k: v for k, v in params.items() if k != "_meta"}
+            return self.request(method, {**retry, "inputResponses": {}})
         return result
+
+    def state(self, state: Any) -> Any:
+        """The requestState to echo (re-serialised, with the fault ``alter-request-state``)."""
+        if "alter-request-state" not in self.faults or not isinstance(state, str):
+            return state
+        try:
+            return json.dumps(json.loads(state))
+        except ValueError:
+            return state + " "
 
     def param_headers(self, message: Message) -> dict[str, Any]:
         """Mcp-Param-* for the x-mcp-header parameters of the tool called (from its listed schema)."""
@@ -328,6 +417,9 @@ class FaultyClient:
         if "deref-refs" in self.faults:
             for ref in re.findall(r'"\$ref": "(https?://[^"]+)"', json.dumps(tools)):
                 httpx.get(ref, timeout=TIMEOUT)
+        if self.scenario in MORE_SCENARIOS:
+            self.play_more(tools)
+            return
         kept = [
             tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
         ]
@@ -355,6 +447,45 @@ class FaultyClient:
             ]
         for name, arguments in calls.get(self.scenario, []):
             self.request("tools/call", {"name": name, "arguments": arguments})
+
+    def play_more(self, tools: list[dict[str, Any]]) -> None:
+        """The scenarios sep-2322-client-request-state, sse-retry, json-schema-2020-12-preservation
+        and http-standard-headers."""
+        if self.scenario == "sep-2322-client-request-state":
+
+            def unrelated(responses: Any, state: Any) -> None:
+                params: dict[str, Any] = {"name": "test_mrtr_unrelated", "arguments": {}}
+                if "leak-request-state" in self.faults:
+                    params["inputResponses"] = responses
+                    if state is not None:
+                        params["requestState"] = state
+                self.request("tools/call", params)
+
+            self.meanwhile = unrelated
+            for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_no_result_type"):
+                self.request("tools/call", {"name": name, "arguments": {}})
+        elif self.scenario == "sse-retry":
+            self.request("tools/call", {"name": "test_reconnection", "arguments": {}})
+        elif self.scenario == "json-schema-2020-12-preservation":
+            schema = dict(self.schemas.get("json_schema_2020_12_tool") or {})
+            drop: tuple[str, ...] = ()
+            if "strip-schema-keywords" in self.faults:
+                drop += ("$schema", "additionalProperties")
+            if "strip-schema-vocabulary" in self.faults:
+                drop += ("allOf", "if", "then", "else")
+            schema = {k: v for k, v in schema.items() if k not in drop}
+            self.request("tools/call", {"name": "json_schema_echo", "arguments": {"schema": schema}})
+        elif self.scenario == "progress":
+            token = 1.5 if "float-progress-token" in self.faults else "faulty-progress-1"
+            params = {"name": "test_progress", "arguments": {}, "_meta": {"progressToken": token}}
+            self.request("tools/call", params)
+        elif self.scenario == "http-standard-headers":
+            for tool in tools:
+                self.request("tools/call", {"name": tool.get("name"), "arguments": {}})
+            for resource in (self.request("resources/list") or {}).get("resources") or []:
+                self.request("resources/read", {"uri": resource.get("uri")})
+            for prompt in (self.request("prompts/list") or {}).get("prompts") or []:
+                self.request("prompts/get", {"name": prompt.get("name")})
 
 
 def main(argv: list[str] | None = None) -> int:

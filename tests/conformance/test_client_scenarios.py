@@ -1,0 +1,162 @@
+"""``jsonrpc-mcp conformance client``: the scenarios sep-2322-client-request-state (MRTR
+``requestState``), sse-retry, json-schema-2020-12-preservation, http-standard-headers and progress.
+
+Real subprocesses, as in test_client_mode.py: this project's client passes their requirements over
+every transport each scenario runs on; the faulty client passes them without a fault and each of
+its faults for these scenarios fails exactly the requirements it breaks. Every scenario server
+binds 127.0.0.1 port 0; every client run is bounded by the runner's timeout.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_conformance
+from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec
+from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
+
+from .clients.faulty_client import SCENARIO_FAULTS
+
+FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
+OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
+CLIENT_TIMEOUT = 45.0  # one scenario's client run (importing the library on a loaded machine)
+SCENARIOS = (
+    "sep-2322-client-request-state",
+    "sse-retry",
+    "json-schema-2020-12-preservation",
+    "http-standard-headers",
+    "progress",
+)
+L, M = "2025-11-25", "2026-07-28"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _run(
+    command: list[str],
+    transports: tuple[str, ...],
+    scenarios: tuple[str, ...] = SCENARIOS,
+    revisions: tuple[str, ...] = (L, M),
+) -> Run:
+    spec = load_client_spec()
+    options = ClientOptions(revisions=revisions, transports=transports, timeout=CLIENT_TIMEOUT)
+    run, _ = anyio.run(run_client_conformance, command, spec, spec.requirements, options, scenarios)
+    return run
+
+
+def _failed(run: Run) -> set[str]:
+    return {f"{v.id}@{v.revision}/{v.transport}" for v in run.verdicts if v.status not in (PASS, "skip")}
+
+
+NEW = {
+    "client:mrtr:request-state-echoed",
+    "client:mrtr:no-state-omitted",
+    "client:mrtr:retry-new-id",
+    "client:mrtr:isolation",
+    "client:mrtr:default-complete",
+    "client:schema:2020-12-keywords-preserved",
+    "client:schema:2020-12-vocabulary-preserved",
+    "client:progress:token",
+}
+NEW_HTTP = {"client:sse:reconnect", "client:sse:retry-respected", "client:sse:last-event-id"}
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("client", ["ours", "faulty"])
+def test_a_correct_client_passes_the_scenarios(client: str, transport: str) -> None:
+    run = _run(OURS if client == "ours" else FAULTY, (transport,))
+    assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
+    passed = {v.id for v in run.verdicts if v.status == PASS}
+    assert NEW | (NEW_HTTP | {"client:http:standard-headers"} if transport == "http" else set()) <= passed
+
+
+# fault -> (scenarios, transports, revisions, the failures it must cause: exactly these)
+CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[str]]] = {
+    "alter-request-state": (
+        ("sep-2322-client-request-state",),
+        ("http", "stdio"),
+        (M,),
+        {f"client:mrtr:request-state-echoed@{M}/http", f"client:mrtr:request-state-echoed@{M}/stdio"},
+    ),
+    "invent-request-state": (
+        ("sep-2322-client-request-state",),
+        ("stdio",),
+        (M,),
+        {f"client:mrtr:no-state-omitted@{M}/stdio"},
+    ),
+    "reuse-retry-id": (
+        ("sep-2322-client-request-state",),
+        ("http",),
+        (M,),
+        {f"client:mrtr:retry-new-id@{M}/http"},
+    ),
+    "leak-request-state": (
+        ("sep-2322-client-request-state",),
+        ("stdio",),
+        (M,),
+        {f"client:mrtr:isolation@{M}/stdio"},
+    ),
+    "retry-complete-result": (
+        ("sep-2322-client-request-state",),
+        ("http",),
+        (M,),
+        {f"client:mrtr:default-complete@{M}/http"},
+    ),
+    # (without a reconnection, the wait and Last-Event-ID are not judged: skipped)
+    "sse-no-reconnect": (("sse-retry",), ("http",), (L,), {f"client:sse:reconnect@{L}/http"}),
+    "sse-ignore-retry": (("sse-retry",), ("http",), (L,), {f"client:sse:retry-respected@{L}/http"}),
+    "sse-no-last-event-id": (("sse-retry",), ("http",), (L,), {f"client:sse:last-event-id@{L}/http"}),
+    "strip-schema-keywords": (
+        ("json-schema-2020-12-preservation",),
+        ("stdio",),
+        (L, M),
+        {
+            f"client:schema:2020-12-keywords-preserved@{L}/stdio",
+            f"client:schema:2020-12-keywords-preserved@{M}/stdio",
+        },
+    ),
+    # (the wider vocabulary is required from 2026-07-28 only)
+    "strip-schema-vocabulary": (
+        ("json-schema-2020-12-preservation",),
+        ("http",),
+        (L, M),
+        {f"client:schema:2020-12-vocabulary-preserved@{M}/http"},
+    ),
+    "float-progress-token": (
+        ("progress",),
+        ("stdio",),
+        (L, M),
+        {f"client:progress:token@{L}/stdio", f"client:progress:token@{M}/stdio"},
+    ),
+}
+
+
+def test_every_scenario_fault_has_a_case() -> None:
+    assert set(CAUGHT) == set(SCENARIO_FAULTS)
+
+
+@pytest.mark.parametrize("fault", sorted(CAUGHT))
+def test_each_scenario_fault_is_caught_requirement_by_requirement(fault: str) -> None:
+    scenarios, transports, revisions, expected = CAUGHT[fault]
+    run = _run([*FAULTY, "--fault", fault], transports, scenarios, revisions)
+    assert _failed(run) == expected
+    for verdict in run.verdicts:
+        if verdict.status == FAIL:
+            assert verdict.problems and verdict.fixture.url(verdict.revision).startswith("https://")
+
+
+def test_standard_headers_missing_are_caught_in_their_scenario() -> None:
+    """http-standard-headers: every kind of named request (tools/call, resources/read, prompts/get)
+    is made, so a client sending no Mcp-Method / Mcp-Name fails there (the scenario server refuses
+    those POSTs, so nothing else is judged)."""
+    run = _run([*FAULTY, "--fault", "no-standard-headers"], ("http",), ("http-standard-headers",), (M,))
+    assert _failed(run) == {f"client:http:standard-headers@{M}/http"}
+    verdict = next(v for v in run.verdicts if v.id == "client:http:standard-headers")
+    assert any("Mcp-Method is None" in problem for problem in verdict.problems)
