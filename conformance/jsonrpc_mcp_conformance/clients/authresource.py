@@ -182,7 +182,7 @@ class ProtectedResource:
         if refusal is not None:
             status, header, description = refusal
             record.status = status
-            answer = {"error": "insufficient_scope" if status == 403 else "invalid_token"}
+            answer = {"error": {403: "insufficient_scope", 410: "test_complete"}.get(status, "invalid_token")}
             answer["error_description"] = description
             await respond(send, status, answer, {"www-authenticate": header} if header else None)
             return
