@@ -26,6 +26,11 @@ from typing import Any
 
 import httpx
 
+try:  # (imported by the tests as a package module, run by the harness as a script)
+    from .faulty_auth import AUTH_FAULTS, Authorizer
+except ImportError:
+    from faulty_auth import AUTH_FAULTS, Authorizer  # type: ignore[no-redef,import-not-found]
+
 FAULTS = {
     "do-nothing": "exit at once, having sent nothing",
     "no-initialize": "skip initialize: the first request is tools/list",
@@ -55,6 +60,7 @@ FAULTS = {
     "no-param-headers": "HTTP, 2026-07-28: no Mcp-Param-* headers",
     "raw-param-headers": "HTTP, 2026-07-28: Mcp-Param-* values never Base64 (latin-1 as it is)",
 }
+FAULTS.update(AUTH_FAULTS)  # the auth/* scenarios' faults (faulty_auth.py)
 MODERN = "2026-07-28"
 TIMEOUT = 10.0
 TOKEN = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -106,6 +112,8 @@ class Http(Transport):
             headers["Mcp-Session-Id"] = self.session
         if self.version_header and "no-version-header" not in faults:
             headers["MCP-Protocol-Version"] = self.version_header
+        if self.owner.auth is not None:
+            headers.update(self.owner.auth.headers())
         if self.owner.modern and "no-standard-headers" not in faults:
             headers["Mcp-Method"] = str(message.get("method", ""))
             name = (message.get("params") or {}).get("name") or (message.get("params") or {}).get("uri")
@@ -116,15 +124,24 @@ class Http(Transport):
         return headers
 
     def _post(self, message: Message) -> httpx.Response:
-        return self.http.post(self.url, content=json.dumps(message), headers=self._headers(message))
+        url = self.owner.auth.target(self.url) if self.owner.auth is not None else self.url
+        return self.http.post(url, content=json.dumps(message), headers=self._headers(message))
 
     def notify(self, message: Message) -> None:
         self._post(message)
 
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        url = self.owner.auth.target(self.url) if self.owner.auth is not None else self.url
         with self.http.stream(
-            "POST", self.url, content=json.dumps(message), headers=self._headers(message)
+            "POST", url, content=json.dumps(message), headers=self._headers(message)
         ) as response:
+            auth = self.owner.auth
+            if response.status_code in (401, 403) and auth is not None:
+                response.read()
+                if auth.challenged(
+                    self.url, response.status_code, response.headers.get("www-authenticate", "")
+                ):
+                    return self.request(message, answer)
             if message.get("method") == "initialize":
                 self.session = response.headers.get("mcp-session-id")
             kind = response.headers.get("content-type", "").split(";")[0].strip()
@@ -199,6 +216,7 @@ class FaultyClient:
         self.next_id = 0
         self.schemas: dict[str, dict[str, Any]] = {}  # tool -> inputSchema, from tools/list
         self.transport: Transport
+        self.auth: Authorizer | None = None
         self.capabilities: dict[str, Any] = (
             {}
             if "undeclared-capabilities" in faults
@@ -353,6 +371,8 @@ class FaultyClient:
             calls[self.scenario] = [
                 (c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])
             ]
+        if self.scenario.startswith("auth/") and "test-tool" in self.schemas:
+            calls[self.scenario] = [("test-tool", {})]
         for name, arguments in calls.get(self.scenario, []):
             self.request("tools/call", {"name": name, "arguments": arguments})
 
@@ -371,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25"),
     )
     command = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
+    if client.scenario.startswith("auth/"):
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        client.auth = Authorizer(faults, client.scenario, context, TIMEOUT)
     client.transport = (
         Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
     )
