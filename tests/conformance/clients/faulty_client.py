@@ -128,7 +128,10 @@ class Http(Transport):
         return self.http.post(url, content=json.dumps(message), headers=self._headers(message))
 
     def notify(self, message: Message) -> None:
-        self._post(message)
+        response, auth = self._post(message), self.owner.auth
+        if response.status_code in (401, 403) and auth is not None:
+            if auth.challenged(self.url, response.status_code, response.headers.get("www-authenticate", "")):
+                self._post(message)
 
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
         url = self.owner.auth.target(self.url) if self.owner.auth is not None else self.url
