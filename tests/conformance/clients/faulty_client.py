@@ -129,9 +129,13 @@ class Http(Transport):
 
     def notify(self, message: Message) -> None:
         response, auth = self._post(message), self.owner.auth
-        if response.status_code in (401, 403) and auth is not None:
-            if auth.challenged(self.url, response.status_code, response.headers.get("www-authenticate", "")):
-                self._post(message)
+        challenge = response.headers.get("www-authenticate", "")
+        if (
+            response.status_code in (401, 403)
+            and auth is not None
+            and auth.challenged(self.url, response.status_code, challenge)
+        ):
+            self._post(message)
 
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
         url = self.owner.auth.target(self.url) if self.owner.auth is not None else self.url
