@@ -65,10 +65,9 @@ class AuthSide:
     def current_server(self) -> AuthorizationServer:
         return self.servers["as2" if self.migrated else "as"]
 
-    async def start(self, base: str) -> None:
-        """Start the authorization server(s); ``base``: the MCP server's origin."""
-        from .runner import _listen, _serve_http
-
+    async def start(self, base: str, listen: Any, serve: Any) -> None:
+        """Start the authorization server(s); ``base``: the MCP server's origin; ``listen()`` a
+        listening socket on 127.0.0.1 port 0, ``serve(app, sock)`` a started server (the runner's)."""
         self.mcp_url = f"{base}{MCP_PATH}"
         prm = self.config.prm_path
         self.resource = self.config.prm_resource or (base if prm == ROOT_PRM else self.mcp_url)
@@ -80,14 +79,14 @@ class AuthSide:
                     self.config, label, base, self.records, self.tokens, self.started, verify_key
                 )
                 continue
-            sock = _listen()
+            sock = listen()
             origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
             server = AuthorizationServer(
                 self.config, label, origin, self.records, self.tokens, self.started, verify_key
             )
             self.servers[label] = server
             try:
-                self._uvicorn.append((await _serve_http(server, sock), sock))
+                self._uvicorn.append((await serve(server, sock), sock))
             except BaseException:
                 sock.close()
                 raise
@@ -269,11 +268,14 @@ def build_auth_server(base: str) -> Any:  # (registered in servers.SERVERS below
     return server
 
 
-async def start_auth(scenario: Any, base: str, app: Any, env: dict[str, str]) -> tuple[AuthSide, Any]:
-    """Start ``scenario``'s authorization side; the gated app to serve, and the client's context
-    (``env``'s ``MCP_CONFORMANCE_CONTEXT``) completed with what the run made (a private key)."""
+async def start_auth(
+    scenario: Any, base: str, app: Any, env: dict[str, str], listen: Any, serve: Any
+) -> tuple[AuthSide, Any]:
+    """Start ``scenario``'s authorization side (see :meth:`AuthSide.start`); the gated app to
+    serve, and the client's context (``env``'s ``MCP_CONFORMANCE_CONTEXT``) completed with what
+    the run made (a private key)."""
     side = AuthSide(AuthConfig.from_json(scenario.auth))
-    await side.start(base)
+    await side.start(base, listen, serve)
     if side.context:
         context = {"name": scenario.name, **(scenario.context or {}), **side.context}
         env["MCP_CONFORMANCE_CONTEXT"] = json.dumps(context)

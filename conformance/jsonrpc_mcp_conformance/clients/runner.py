@@ -200,7 +200,7 @@ async def run_scenario(
                 if scenario.auth is not None:  # the authorization server(s), and the MCP server's gate
                     from .authresource import start_auth
 
-                    auth, served = await start_auth(scenario, base, recorder, env)
+                    auth, served = await start_auth(scenario, base, recorder, env, _listen, _serve_http)
                 server = await _serve_http(served, sock)
             except BaseException:
                 sock.close()
