@@ -34,6 +34,7 @@ class ScenarioRun:
     exit_code: int | None = None
     stderr_tail: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    auth: Any = None  # the auth/* scenarios: what the authorization side saw (authresource.AuthSide)
 
     @property
     def modern(self) -> bool:

@@ -154,7 +154,7 @@ def _listen() -> socket.socket:
     return sock
 
 
-async def _serve_http(recorder: HttpRecorder, sock: socket.socket) -> Any:
+async def _serve_http(recorder: Any, sock: socket.socket) -> Any:
     import uvicorn
 
     config = uvicorn.Config(
@@ -191,13 +191,21 @@ async def run_scenario(
 
             sock = _listen()
             base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+            auth = None
             try:
                 app = McpHttpApp(build_server(scenario.server, base))
                 wrap = HTTP_WRAPPERS.get(scenario.server)
                 recorder = HttpRecorder(wrap(app) if wrap is not None else app)
-                server = await _serve_http(recorder, sock)
+                served: Any = recorder
+                if scenario.auth is not None:  # the authorization server(s), and the MCP server's gate
+                    from .authresource import start_auth
+
+                    auth, served = await start_auth(scenario, base, recorder, env, _listen, _serve_http)
+                server = await _serve_http(served, sock)
             except BaseException:
                 sock.close()
+                if auth is not None:
+                    await auth.stop(STOP_TIMEOUT)
                 raise
             try:
                 url = f"{base}/mcp"
@@ -207,7 +215,11 @@ async def run_scenario(
                 with anyio.move_on_after(STOP_TIMEOUT):
                     await server.shutdown(sockets=[sock])
                 sock.close()
+                if auth is not None:
+                    await auth.stop(STOP_TIMEOUT)
             events = recorder.events
+            seconds = time.monotonic() - started
+            return ScenarioRun(scenario.name, revision, transport, events, code, tail, seconds, auth)
     return ScenarioRun(scenario.name, revision, transport, events, code, tail, time.monotonic() - started)
 
 
@@ -271,6 +283,10 @@ def judge(fixtures: Sequence[Fixture], runs: Sequence[ScenarioRun]) -> list[Verd
                 continue
             if "*" in names:  # a scenario the client sent nothing in (one it does not play) says nothing here
                 played = [run for run in chosen if any(e.source == CLIENT for e in run.events)]
+                if not played and any(run.auth is not None and run.auth.records for run in chosen):
+                    note = "the client reached the MCP server only through its authorization (auth/*)"
+                    verdicts.append(Verdict(fixture.id, revision, transport, SKIP, fixture, note=note))
+                    continue
                 if not played:
                     verdicts.append(_silent(fixture, revision, transport, chosen))
                     continue

@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import LEVELS, SOURCES, Fixture, FixtureError, default_spec_dir, expand_revisions
-from . import answers, scenario_checks  # noqa: F401  (their judges register in CHECKS as they load)
+from . import (
+    answers,  # noqa: F401  (its judges register in CHECKS as it loads)
+    auth_checks,  # noqa: F401  (its judges register in CHECKS, the auth server in SERVERS)
+    scenario_checks,  # noqa: F401  (its judges register in CHECKS as it loads)
+)
 from .checks import CHECKS
 from .servers import SERVERS
 
@@ -52,6 +56,7 @@ class Scenario:
     official: bool  # the official suite has a client scenario of this name
     transports: tuple[str, ...] = CLIENT_TRANSPORTS
     context: dict[str, Any] | None = None  # given as MCP_CONFORMANCE_CONTEXT (with "name")
+    auth: dict[str, Any] | None = None  # the auth/* scenarios: authresource.AuthConfig's fields
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,15 @@ def _scenario(entry: dict[str, Any], problems: list[str]) -> Scenario | None:
     if context is not None and not isinstance(context, dict):
         problems.append(f"scenarios.json: {name}: context must be an object")
         context = None
+    auth = entry.get("auth")
+    if auth is not None:
+        from .authserver import AuthConfig
+
+        try:
+            AuthConfig.from_json(auth if isinstance(auth, dict) else {"": auth})
+        except (TypeError, ValueError) as exc:
+            problems.append(f"scenarios.json: {name}: auth: {exc}")
+            auth = None
     return Scenario(
         name,
         str(entry.get("server")),
@@ -96,6 +110,7 @@ def _scenario(entry: dict[str, Any], problems: list[str]) -> Scenario | None:
         bool(entry.get("official")),
         transports,
         context,
+        auth,
     )
 
 

@@ -476,6 +476,7 @@ AUTHORIZATION_CODE = (
     "auth/iss-unexpected",
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
+    "auth/token-refresh",  # (jsonrpc-mcp conformance client only: the access token expires after one use)
 )
 
 

@@ -27,6 +27,11 @@ from typing import Any
 
 import httpx
 
+try:  # (imported by the tests as a package module, run by the harness as a script)
+    from .faulty_auth import AUTH_FAULTS, Authorizer
+except ImportError:
+    from faulty_auth import AUTH_FAULTS, Authorizer  # type: ignore[no-redef,import-not-found]
+
 FAULTS = {
     "do-nothing": "exit at once, having sent nothing",
     "no-initialize": "skip initialize: the first request is tools/list",
@@ -68,6 +73,7 @@ FAULTS = {
     "float-progress-token": "ask for progress with the token 1.5 (neither a string nor an integer)",
     "strip-schema-vocabulary": "send the 2020-12 tool's inputSchema back without allOf and if/then/else",
 }
+FAULTS.update(AUTH_FAULTS)  # the auth/* scenarios' faults (faulty_auth.py)
 MODERN = "2026-07-28"
 # the faults of those scenarios (tests/conformance/test_client_scenarios.py checks them)
 SCENARIO_FAULTS = (
@@ -142,6 +148,8 @@ class Http(Transport):
             headers["Mcp-Session-Id"] = self.session
         if self.version_header and "no-version-header" not in faults:
             headers["MCP-Protocol-Version"] = self.version_header
+        if self.owner.auth is not None:
+            headers.update(self.owner.auth.headers())
         if self.owner.modern and "no-standard-headers" not in faults and message:
             headers["Mcp-Method"] = str(message.get("method", ""))
             name = (message.get("params") or {}).get("name") or (message.get("params") or {}).get("uri")
@@ -152,15 +160,31 @@ class Http(Transport):
         return headers
 
     def _post(self, message: Message) -> httpx.Response:
-        return self.http.post(self.url, content=json.dumps(message), headers=self._headers(message))
+        url = self.owner.auth.target(self.url) if self.owner.auth is not None else self.url
+        return self.http.post(url, content=json.dumps(message), headers=self._headers(message))
 
     def notify(self, message: Message) -> None:
-        self._post(message)
+        response, auth = self._post(message), self.owner.auth
+        challenge = response.headers.get("www-authenticate", "")
+        if (
+            response.status_code in (401, 403)
+            and auth is not None
+            and auth.challenged(self.url, response.status_code, challenge)
+        ):
+            self._post(message)
 
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
+        url = self.owner.auth.target(self.url) if self.owner.auth is not None else self.url
         with self.http.stream(
-            "POST", self.url, content=json.dumps(message), headers=self._headers(message)
+            "POST", url, content=json.dumps(message), headers=self._headers(message)
         ) as response:
+            auth = self.owner.auth
+            if response.status_code in (401, 403) and auth is not None:
+                response.read()
+                if auth.challenged(
+                    self.url, response.status_code, response.headers.get("www-authenticate", "")
+                ):
+                    return self.request(message, answer)
             if message.get("method") == "initialize":
                 self.session = response.headers.get("mcp-session-id")
             kind = response.headers.get("content-type", "").split(";")[0].strip()
@@ -265,6 +289,7 @@ class FaultyClient:
         self.schemas: dict[str, dict[str, Any]] = {}  # tool -> inputSchema, from tools/list
         self.meanwhile: Callable[[Any, Any], None] | None = None  # called while an MRTR round is open
         self.transport: Transport
+        self.auth: Authorizer | None = None
         self.capabilities: dict[str, Any] = (
             {}
             if "undeclared-capabilities" in faults
@@ -445,6 +470,8 @@ class FaultyClient:
             calls[self.scenario] = [
                 (c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])
             ]
+        if self.scenario.startswith("auth/") and "test-tool" in self.schemas:
+            calls[self.scenario] = [("test-tool", {})]
         for name, arguments in calls.get(self.scenario, []):
             self.request("tools/call", {"name": name, "arguments": arguments})
 
@@ -502,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25"),
     )
     command = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
+    if client.scenario.startswith("auth/"):
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        client.auth = Authorizer(faults, client.scenario, context, TIMEOUT)
     client.transport = (
         Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
     )
