@@ -602,5 +602,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the package's module runs, so that client_more's scenarios share its classes
+    from jsonrpc_mcp_conformance.official.client import main as package_main
+
+    sys.exit(package_main())
+else:
+    from . import client_more  # noqa: F401  (it adds its scenarios to SCENARIOS)
