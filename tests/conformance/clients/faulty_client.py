@@ -27,6 +27,11 @@ from typing import Any
 
 import httpx
 
+try:
+    from . import faulty_more
+except ImportError:  # run as a script: its folder is on sys.path
+    import faulty_more  # type: ignore[no-redef,import-not-found]
+
 FAULTS = {
     "do-nothing": "exit at once, having sent nothing",
     "no-initialize": "skip initialize: the first request is tools/list",
@@ -68,6 +73,7 @@ FAULTS = {
     "float-progress-token": "ask for progress with the token 1.5 (neither a string nor an integer)",
     "strip-schema-vocabulary": "send the 2020-12 tool's inputSchema back without allOf and if/then/else",
 }
+FAULTS.update(faulty_more.FAULTS)  # (cancellation, URL elicitation, the sep-2640-client-* scenarios)
 MODERN = "2026-07-28"
 # the faults of those scenarios (tests/conformance/test_client_scenarios.py checks them)
 SCENARIO_FAULTS = (
@@ -82,6 +88,7 @@ SCENARIO_FAULTS = (
     "strip-schema-keywords",
     "strip-schema-vocabulary",
     "float-progress-token",
+    *faulty_more.SCENARIO_FAULTS,
 )
 MORE_SCENARIOS = (
     "sep-2322-client-request-state",
@@ -113,6 +120,8 @@ def valid_headers(tool: dict[str, Any]) -> bool:
 
 
 class Transport:
+    on_notification: Callable[[Message], None] | None = None  # the server's notifications go there
+
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
         raise NotImplementedError
 
@@ -195,6 +204,8 @@ class Http(Transport):
                 if "method" in incoming and "id" in incoming:  # a server request: answer it aside
                     reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
                     threading.Thread(target=self._post, args=(reply,), daemon=True).start()
+                elif "method" in incoming and self.on_notification is not None:
+                    self.on_notification(incoming)
                 elif "method" not in incoming and incoming.get("id") == message.get("id"):
                     return dict(incoming)
         return None
@@ -243,6 +254,8 @@ class Stdio(Transport):
             incoming = json.loads(line)
             if "method" in incoming and "id" in incoming:
                 self._write({"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)})
+            elif "method" in incoming and self.on_notification is not None:
+                self.on_notification(incoming)
             elif "method" not in incoming and incoming.get("id") == message.get("id"):
                 return dict(incoming)
         raise ConnectionError("the server closed its stdout")
@@ -268,8 +281,11 @@ class FaultyClient:
         self.capabilities: dict[str, Any] = (
             {}
             if "undeclared-capabilities" in faults
-            else {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+            else {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
         )
+        if "url-undeclared" in faults:
+            self.capabilities["elicitation"] = {"form": {}}
+        self.elicitations: set[Any] = set()  # the URL-mode elicitation ids the server sent
 
     # -- messages -------------------------------------------------------------------------------
     def _id(self) -> int:
@@ -362,6 +378,8 @@ class FaultyClient:
     # -- answering the server -------------------------------------------------------------------
     def answer(self, request: Message) -> Message:
         method, params = request.get("method"), request.get("params") or {}
+        if method == "elicitation/create" and params.get("mode") == "url":
+            return faulty_more.url_answer(self, params)
         if method == "elicitation/create":
             if "bad-elicit-action" in self.faults:
                 return {"action": "ok"}
@@ -419,6 +437,9 @@ class FaultyClient:
                 httpx.get(ref, timeout=TIMEOUT)
         if self.scenario in MORE_SCENARIOS:
             self.play_more(tools)
+            return
+        if self.scenario in faulty_more.SCENARIOS:
+            faulty_more.play(self)
             return
         kept = [
             tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
@@ -505,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     client.transport = (
         Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
     )
+    client.transport.on_notification = lambda message: faulty_more.notified(client, message)
     try:
         client.play()
     except (httpx.HTTPError, ConnectionError, ValueError, OSError) as exc:
