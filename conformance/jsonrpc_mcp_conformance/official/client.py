@@ -31,6 +31,8 @@ import anyio
 from jsonrpc_mcp import Client, JsonRpcError, NoCommonVersion
 from jsonrpc_mcp.revisions import get_revision
 
+from . import client_more
+
 if TYPE_CHECKING:
     from jsonrpc_mcp.client.auth import OAuth
 
@@ -416,6 +418,16 @@ async def progress(setting: Setting) -> None:
         raise ScenarioFailed("no progress was heard from test_progress")
 
 
+@scenario(*client_more.MORE)
+async def more(setting: Setting) -> None:
+    """(``jsonrpc-mcp conformance client`` only) cancellation and elicitation-url: ``client_more.py``."""
+    play = client_more.MORE[setting.scenario]
+    async with connect(setting, capabilities=play.capabilities, handlers=play.handlers) as client:
+        why = await play.run(client, setting.context)
+    if why:
+        raise ScenarioFailed(why)
+
+
 # -- the skills extension (SEP-2640) ------------------------------------------------------------------
 @scenario("sep-2640-client-no-prefetch")
 async def list_skills_only(setting: Setting) -> None:
@@ -602,9 +614,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":  # the package's module runs, so that client_more's scenarios share its classes
-    from jsonrpc_mcp_conformance.official.client import main as package_main
-
-    sys.exit(package_main())
-else:
-    from . import client_more  # noqa: F401  (it adds its scenarios to SCENARIOS)
+if __name__ == "__main__":
+    sys.exit(main())
