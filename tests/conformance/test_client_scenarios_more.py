@@ -181,4 +181,3 @@ def test_each_fault_is_caught_requirement_by_requirement(fault: str) -> None:
     for verdict in run.verdicts:
         if verdict.status == FAIL:
             assert verdict.problems and verdict.fixture.url(verdict.revision).startswith("https://")
-
