@@ -277,6 +277,13 @@ def http_accept(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
+def _to_endpoint(run: ScenarioRun, event: Event) -> bool:
+    """Whether an HTTP request went to the MCP endpoint (the path initialize was POSTed to), not
+    elsewhere on the scenario server (a URL the client was given, fetched)."""
+    found = run.initialize()
+    return found is None or event.http.split(" ")[-1] == found[0].http.split(" ")[-1]
+
+
 @check("http-session-id")
 def http_session_id(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     answer = run.initialize_answer()
@@ -288,7 +295,7 @@ def http_session_id(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     later = [
         e
         for e in run.events[answer[0] + 1 :]
-        if e.source == CLIENT and e.exchange > run.events[answer[0]].exchange
+        if e.source == CLIENT and e.exchange > run.events[answer[0]].exchange and _to_endpoint(run, e)
     ]
     bad = [e for e in later if e.headers.get("mcp-session-id") != session]
     if bad:
@@ -319,7 +326,7 @@ def http_protocol_version_header(run: ScenarioRun, params: dict[str, Any]) -> Ou
             return _skip("no initialize request was answered")
         negotiated = (answer[1].get("result") or {}).get("protocolVersion")
         start = run.events[answer[0]].exchange
-        later = [e for e in run.events if e.source == CLIENT and e.exchange > start]
+        later = [e for e in run.events if e.source == CLIENT and e.exchange > start and _to_endpoint(run, e)]
         for event in later:
             value = event.headers.get("mcp-protocol-version")
             if value != negotiated:

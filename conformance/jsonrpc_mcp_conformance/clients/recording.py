@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 __all__ = ["CLIENT", "SERVER", "Event", "HttpRecorder", "read_tap"]
 
 CLIENT, SERVER = "client", "server"
@@ -32,7 +34,9 @@ class Event:
     ``source``: ``client`` or ``server``. ``message``: the decoded JSON (None when the bytes were
     no JSON; ``raw`` keeps them). ``headers`` (HTTP): the request's headers for a client event, the
     response's for a server event, names in lower case. ``http``: ``POST /mcp`` or ``200
-    text/event-stream``; "" over stdio. ``exchange``: the number of the HTTP request it belongs to."""
+    text/event-stream``; "" over stdio. ``exchange``: the number of the HTTP request it belongs to.
+    ``closed`` (HTTP, a client event): when the client closed its request's connection before the
+    response was complete (None: it did not)."""
 
     source: str
     message: Any
@@ -41,6 +45,7 @@ class Event:
     http: str = ""
     exchange: int = 0
     t: float = 0.0
+    closed: float | None = None
 
     @property
     def method(self) -> str | None:
@@ -106,15 +111,25 @@ class HttpRecorder:
                 break
         raw = bytes(body)
         text = raw.decode("utf-8", "replace")
-        self.events.append(
-            Event(CLIENT, _decode(raw) if raw else None, text, headers, line, number, self._now())
-        )
+        request = Event(CLIENT, _decode(raw) if raw else None, text, headers, line, number, self._now())
+        self.events.append(request)
         replay: list[Message] = early or [{"type": "http.request", "body": raw, "more_body": False}]
+        # after the body, only the disconnect is left to receive: the watcher waits for it (noting
+        # when the client closed a request whose response was not complete) and hands it to the app
+        disconnected = anyio.Event()
+        complete = False
+
+        async def watch() -> None:
+            await receive()
+            if not complete:
+                request.closed = self._now()
+            disconnected.set()
 
         async def recording_receive() -> Message:
             if replay:
                 return replay.pop(0)
-            return await receive()
+            await disconnected.wait()
+            return {"type": "http.disconnect"}
 
         status = ""
         response_headers: dict[str, str] = {}
@@ -150,7 +165,7 @@ class HttpRecorder:
                     return
 
         async def recording_send(message: Message) -> None:
-            nonlocal status, streaming
+            nonlocal status, streaming, complete
             if message.get("type") == "http.response.start":
                 response_headers.update(
                     {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in message.get("headers", [])}
@@ -161,6 +176,7 @@ class HttpRecorder:
             elif message.get("type") == "http.response.body":
                 buffer.extend(message.get("body", b""))
                 final = not message.get("more_body", False)
+                complete = complete or final
                 if streaming:
                     flush_sse(final)
                 elif final:
@@ -179,7 +195,15 @@ class HttpRecorder:
                     )
             await send(message)
 
-        await self.app(scope, recording_receive, recording_send)
+        if early:  # the client was gone before its body was read
+            request.closed = self._now()
+            disconnected.set()
+            await self.app(scope, recording_receive, recording_send)
+            return
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            await self.app(scope, recording_receive, recording_send)
+            tasks.cancel_scope.cancel()
 
 
 def read_tap(path: Path) -> list[Event]:

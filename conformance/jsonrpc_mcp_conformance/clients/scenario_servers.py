@@ -17,6 +17,8 @@ from jsonrpc_mcp import Server
 from jsonrpc_mcp.server import Call, CallNext
 from jsonrpc_mcp.server._context import Context
 
+from . import more_servers
+
 __all__ = [
     "HTTP_WRAPPERS",
     "JSON_SCHEMA_2020_12",
@@ -255,3 +257,4 @@ SERVERS: dict[str, Callable[[str], Server]] = {
     "progress": _progress,
 }
 HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {"sse-retry": SseRetry}
+SERVERS.update(more_servers.SERVERS)  # (cancellation, URL elicitation, the skills scenarios)

@@ -31,6 +31,8 @@ import anyio
 from jsonrpc_mcp import Client, JsonRpcError, NoCommonVersion
 from jsonrpc_mcp.revisions import get_revision
 
+from . import client_more
+
 if TYPE_CHECKING:
     from jsonrpc_mcp.client.auth import OAuth
 
@@ -414,6 +416,16 @@ async def progress(setting: Setting) -> None:
         await client.call_tool("test_progress", {}, progress=listen)
     if not heard:
         raise ScenarioFailed("no progress was heard from test_progress")
+
+
+@scenario(*client_more.MORE)
+async def more(setting: Setting) -> None:
+    """(``jsonrpc-mcp conformance client`` only) cancellation and elicitation-url: ``client_more.py``."""
+    play = client_more.MORE[setting.scenario]
+    async with connect(setting, capabilities=play.capabilities, handlers=play.handlers) as client:
+        why = await play.run(client, setting.context)
+    if why:
+        raise ScenarioFailed(why)
 
 
 # -- the skills extension (SEP-2640) ------------------------------------------------------------------

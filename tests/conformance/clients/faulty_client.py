@@ -31,6 +31,10 @@ try:  # (imported by the tests as a package module, run by the harness as a scri
     from .faulty_auth import AUTH_FAULTS, Authorizer
 except ImportError:
     from faulty_auth import AUTH_FAULTS, Authorizer  # type: ignore[no-redef,import-not-found]
+try:
+    from . import faulty_more
+except ImportError:  # run as a script: its folder is on sys.path
+    import faulty_more  # type: ignore[no-redef,import-not-found]
 
 FAULTS = {
     "do-nothing": "exit at once, having sent nothing",
@@ -74,6 +78,7 @@ FAULTS = {
     "strip-schema-vocabulary": "send the 2020-12 tool's inputSchema back without allOf and if/then/else",
 }
 FAULTS.update(AUTH_FAULTS)  # the auth/* scenarios' faults (faulty_auth.py)
+FAULTS.update(faulty_more.FAULTS)  # (cancellation, URL elicitation, the sep-2640-client-* scenarios)
 MODERN = "2026-07-28"
 # the faults of those scenarios (tests/conformance/test_client_scenarios.py checks them)
 SCENARIO_FAULTS = (
@@ -88,6 +93,7 @@ SCENARIO_FAULTS = (
     "strip-schema-keywords",
     "strip-schema-vocabulary",
     "float-progress-token",
+    *faulty_more.SCENARIO_FAULTS,
 )
 MORE_SCENARIOS = (
     "sep-2322-client-request-state",
@@ -119,6 +125,8 @@ def valid_headers(tool: dict[str, Any]) -> bool:
 
 
 class Transport:
+    on_notification: Callable[[Message], None] | None = None  # the server's notifications go there
+
     def request(self, message: Message, answer: Callable[[Message], Message]) -> Message:
         raise NotImplementedError
 
@@ -219,6 +227,8 @@ class Http(Transport):
                 if "method" in incoming and "id" in incoming:  # a server request: answer it aside
                     reply = {"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)}
                     threading.Thread(target=self._post, args=(reply,), daemon=True).start()
+                elif "method" in incoming and self.on_notification is not None:
+                    self.on_notification(incoming)
                 elif "method" not in incoming and incoming.get("id") == message.get("id"):
                     return dict(incoming)
         return None
@@ -267,6 +277,8 @@ class Stdio(Transport):
             incoming = json.loads(line)
             if "method" in incoming and "id" in incoming:
                 self._write({"jsonrpc": "2.0", "id": incoming["id"], "result": answer(incoming)})
+            elif "method" in incoming and self.on_notification is not None:
+                self.on_notification(incoming)
             elif "method" not in incoming and incoming.get("id") == message.get("id"):
                 return dict(incoming)
         raise ConnectionError("the server closed its stdout")
@@ -293,8 +305,11 @@ class FaultyClient:
         self.capabilities: dict[str, Any] = (
             {}
             if "undeclared-capabilities" in faults
-            else {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+            else {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
         )
+        if "url-undeclared" in faults:
+            self.capabilities["elicitation"] = {"form": {}}
+        self.elicitations: set[Any] = set()  # the URL-mode elicitation ids the server sent
 
     # -- messages -------------------------------------------------------------------------------
     def _id(self) -> int:
@@ -387,6 +402,8 @@ class FaultyClient:
     # -- answering the server -------------------------------------------------------------------
     def answer(self, request: Message) -> Message:
         method, params = request.get("method"), request.get("params") or {}
+        if method == "elicitation/create" and params.get("mode") == "url":
+            return faulty_more.url_answer(self, params)
         if method == "elicitation/create":
             if "bad-elicit-action" in self.faults:
                 return {"action": "ok"}
@@ -444,6 +461,9 @@ class FaultyClient:
                 httpx.get(ref, timeout=TIMEOUT)
         if self.scenario in MORE_SCENARIOS:
             self.play_more(tools)
+            return
+        if self.scenario in faulty_more.SCENARIOS:
+            faulty_more.play(self)
             return
         kept = [
             tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
@@ -535,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     client.transport = (
         Stdio(json.loads(command)) if command and not args.url else Http(args.url or "", client)
     )
+    client.transport.on_notification = lambda message: faulty_more.notified(client, message)
     try:
         client.play()
     except (httpx.HTTPError, ConnectionError, ValueError, OSError) as exc:
