@@ -122,11 +122,24 @@ async def list_tools() -> None:
         await client.list_tools()
 
 
-@scenario("tools_call", "http-standard-headers")
+@scenario("tools_call")
 async def add_numbers() -> None:
     async with connect() as client:
         await client.list_tools()
         await call(client, "add_numbers", {"a": 5, "b": 3})
+
+
+@scenario("http-standard-headers")
+async def every_named_request() -> None:
+    """Each kind of request that names something: call every tool, read every resource, get every
+    prompt (the SDK adds ``Mcp-Method`` and ``Mcp-Name``)."""
+    async with connect() as client:
+        for tool in (await client.list_tools()).tools:
+            await call(client, tool.name, stub_arguments(tool.input_schema))
+        for resource in (await client.list_resources()).resources:
+            await client.read_resource(resource.uri)
+        for prompt in (await client.list_prompts()).prompts:
+            await client.get_prompt(prompt.name)
 
 
 @scenario("elicitation-sep1034-client-defaults")
@@ -206,6 +219,24 @@ async def input_rounds() -> None:
             "test_mrtr_no_result_type",
         ):
             await call(client, name, {})
+
+
+@scenario("progress")
+async def progress() -> None:
+    """Call ``test_progress`` with a progress callback (the SDK sends a ``progressToken``); its three
+    ``notifications/progress`` must reach the callback before the result."""
+    steps: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        steps.append(progress)
+
+    async with connect() as client:
+        await client.list_tools()
+        result = await client.call_tool("test_progress", {}, progress_callback=on_progress)
+        if result.is_error:
+            raise RuntimeError(f"tool 'test_progress' answered an error: {result.content!r}")
+    if not steps:
+        raise RuntimeError("no notifications/progress reached the progress callback")
 
 
 def main() -> int:

@@ -101,10 +101,25 @@ scenario(['initialize', 'json-schema-ref-no-deref'], () =>
   })
 );
 
-scenario(['tools_call', 'http-standard-headers'], () =>
+scenario(['tools_call'], () =>
   session({}, async client => {
     await client.listTools();
     await call(client, 'add_numbers', { a: 5, b: 3 });
+  })
+);
+
+// each kind of request that names something (the SDK adds Mcp-Method and Mcp-Name)
+scenario(['http-standard-headers'], () =>
+  session({}, async client => {
+    for (const tool of (await client.listTools()).tools) {
+      await call(client, tool.name, stubArguments(tool.inputSchema));
+    }
+    for (const resource of (await client.listResources()).resources) {
+      await client.readResource({ uri: resource.uri });
+    }
+    for (const prompt of (await client.listPrompts()).prompts) {
+      await client.getPrompt({ name: prompt.name });
+    }
   })
 );
 
@@ -195,6 +210,20 @@ scenario(['sep-2322-client-request-state'], () =>
       }
     }
   )
+);
+
+scenario(['progress'], () =>
+  session({}, async client => {
+    await client.listTools();
+    // asking for progress is the onprogress option: the SDK sends a progressToken in _meta
+    const steps = [];
+    const result = await client.callTool(
+      { name: 'test_progress', arguments: {} },
+      { onprogress: progress => steps.push(progress.progress) }
+    );
+    if (result.isError) throw new Error(`tool test_progress answered an error: ${JSON.stringify(result.content)}`);
+    if (steps.length === 0) throw new Error('no notifications/progress reached the onprogress callback');
+  })
 );
 
 async function main() {
