@@ -246,14 +246,15 @@ scenario(['progress'], () =>
 // -- authorization (auth/*, HTTP only) ------------------------------------------------------------
 // The SDK's OAuthClientProvider, in memory, with the user's browser automated: the authorization
 // URL is followed with one GET (redirect: 'manual'; the scenario's authorization server approves at
-// once) and the redirect's Location gives the callback's parameters (code, state, iss).
+// once) and the redirect's Location gives the callback's parameters (code, state, iss). No
+// discovery state is kept: the SDK discovers again on each authorization (a changed
+// authorization_servers list is then seen; the SDK never invalidates a kept one itself).
 class AutomatedOAuthProvider {
   constructor(registered) {
     this._client = registered;
     this._tokens = undefined;
     this._verifier = undefined;
     this._state = undefined;
-    this._discovery = undefined;
     this.callback = undefined; // the URLSearchParams of the last redirect, for finishAuth
     this.clientMetadataUrl = CLIENT_METADATA_URL;
   }
@@ -291,17 +292,10 @@ class AutomatedOAuthProvider {
     if (!this._verifier) throw new Error('no PKCE code verifier saved');
     return this._verifier;
   }
-  saveDiscoveryState(state) {
-    this._discovery = state;
-  }
-  discoveryState() {
-    return this._discovery;
-  }
   invalidateCredentials(scope) {
     if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
     if (scope === 'all' || scope === 'client') this._client = undefined;
     if (scope === 'all' || scope === 'verifier') this._verifier = undefined;
-    if (scope === 'all' || scope === 'discovery') this._discovery = undefined;
   }
   async redirectToAuthorization(authorizationUrl) {
     const response = await fetch(authorizationUrl, { redirect: 'manual' });
