@@ -299,7 +299,9 @@ class UserAgent:
         query = {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
         if "code" not in query:
             raise RuntimeError(f"the redirect carries no code (error: {query.get('error')!r})")
-        self.pending = AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+        self.pending = AuthorizationCodeResult(
+            code=query["code"], state=query.get("state"), iss=query.get("iss")
+        )
 
     async def callback(self) -> AuthorizationCodeResult:
         result, self.pending = self.pending, None
@@ -357,10 +359,12 @@ async def authorized_session(name: str) -> None:
     the tools and call each (a tool's own error answer is the server's to give)."""
     url = sys.argv[-1]
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    async with httpx2.AsyncClient(auth=authorization_provider(name, url, context), timeout=STEP_TIMEOUT) as http:
-        async with connect(transport=streamable_http_client(url, http_client=http)) as client:
-            for tool in (await client.list_tools()).tools:
-                await client.call_tool(tool.name, stub_arguments(tool.input_schema))
+    async with (
+        httpx2.AsyncClient(auth=authorization_provider(name, url, context), timeout=STEP_TIMEOUT) as http,
+        connect(transport=streamable_http_client(url, http_client=http)) as client,
+    ):
+        for tool in (await client.list_tools()).tools:
+            await client.call_tool(tool.name, stub_arguments(tool.input_schema))
 
 
 def main() -> int:
