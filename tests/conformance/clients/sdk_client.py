@@ -18,27 +18,46 @@ says why) or a bad invocation.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp.client import Client, ClientRequestContext
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import FileUrl
+from pydantic import AnyUrl, FileUrl
 
 CLIENT_INFO = types.Implementation(name="mcp-python-sdk-conformance-driver", version="1.0.0")
 STEP_TIMEOUT = 20.0  # the whole scenario; the harness kills the process later
 
 # Scenarios of `jsonrpc-mcp conformance client` (or the official suite) this driver does not play, and why.
 NOT_PLAYED = {
-    "auth/*": "the authorization scenarios need an OAuth redirect handler and token storage around the "
-    "SDK's OAuthClientProvider; this driver has none (the SDK's own conformance client does)",
+    "auth/enterprise-managed-authorization": "an extension (SEP-990): the driver does not play the "
+    "identity provider's token exchange",
+    "auth/dpop": "an extension (DPoP): the Python SDK offers no DPoP support",
+    "auth/dpop-nonce": "an extension (DPoP): the Python SDK offers no DPoP support",
+    "auth/wif-jwt-bearer": "an extension (workload identity federation): not played by this driver",
 }
+# The application's OAuth client: where the authorization server sends the user agent back (never
+# reached: the redirect handler reads the code from the Location header), and the URL of its client
+# ID metadata document (the one the official suite's auth/basic-cimd expects).
+REDIRECT_URI = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 # -- what the application answers ------------------------------------------------------------------
@@ -74,13 +93,16 @@ async def confirm(context: ClientRequestContext, params: types.ElicitRequestPara
 
 
 # -- connecting --------------------------------------------------------------------------------------
-def connect(**options: Any) -> Client:
-    """A ``Client`` to the scenario server: stdio when the harness gave its command line, else the URL."""
+def connect(transport: Any = None, **options: Any) -> Client:
+    """A ``Client`` to the scenario server: the given transport, stdio when the harness gave its
+    command line, else the URL."""
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
     mode = "auto" if version is None or version in MODERN_PROTOCOL_VERSIONS else "legacy"
     command = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
-    server: str | StdioServerParameters
-    if command:
+    server: Any
+    if transport is not None:
+        server = transport
+    elif command:
         argv = json.loads(command)
         server = StdioServerParameters(command=argv[0], args=argv[1:])
     else:
@@ -122,11 +144,24 @@ async def list_tools() -> None:
         await client.list_tools()
 
 
-@scenario("tools_call", "http-standard-headers")
+@scenario("tools_call")
 async def add_numbers() -> None:
     async with connect() as client:
         await client.list_tools()
         await call(client, "add_numbers", {"a": 5, "b": 3})
+
+
+@scenario("http-standard-headers")
+async def every_named_request() -> None:
+    """Each kind of request that names something: call every tool, read every resource, get every
+    prompt (the SDK adds ``Mcp-Method`` and ``Mcp-Name``)."""
+    async with connect() as client:
+        for tool in (await client.list_tools()).tools:
+            await call(client, tool.name, stub_arguments(tool.input_schema))
+        for resource in (await client.list_resources()).resources:
+            await client.read_resource(resource.uri)
+        for prompt in (await client.list_prompts()).prompts:
+            await client.get_prompt(prompt.name)
 
 
 @scenario("elicitation-sep1034-client-defaults")
@@ -208,14 +243,140 @@ async def input_rounds() -> None:
             await call(client, name, {})
 
 
+@scenario("progress")
+async def progress() -> None:
+    """Call ``test_progress`` with a progress callback (the SDK sends a ``progressToken``); its three
+    ``notifications/progress`` must reach the callback before the result."""
+    steps: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        steps.append(progress)
+
+    async with connect() as client:
+        await client.list_tools()
+        result = await client.call_tool("test_progress", {}, progress_callback=on_progress)
+        if result.is_error:
+            raise RuntimeError(f"tool 'test_progress' answered an error: {result.content!r}")
+    if not steps:
+        raise RuntimeError("no notifications/progress reached the progress callback")
+
+
+# -- authorization (auth/*, HTTP only) ----------------------------------------------------------------
+class MemoryTokenStorage:
+    """The SDK's ``TokenStorage``, in memory: the tokens and the client's registration of one run."""
+
+    def __init__(self, client_info: OAuthClientInformationFull | None = None) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info = client_info
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+class UserAgent:
+    """The user's browser, automated: the redirect handler follows the authorization URL with one
+    GET (the scenario's authorization server approves at once) and keeps what the redirect's
+    ``Location`` carries back (``code``, ``state``, ``iss``); the callback handler returns it."""
+
+    def __init__(self) -> None:
+        self.pending: AuthorizationCodeResult | None = None
+
+    async def redirect(self, authorization_url: str) -> None:
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=STEP_TIMEOUT) as http:
+            response = await http.get(authorization_url)
+        location = response.headers.get("location")
+        if response.status_code not in (301, 302, 303, 307, 308) or not location:
+            raise RuntimeError(f"the authorization endpoint answered {response.status_code}, not a redirect")
+        query = {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
+        if "code" not in query:
+            raise RuntimeError(f"the redirect carries no code (error: {query.get('error')!r})")
+        self.pending = AuthorizationCodeResult(
+            code=query["code"], state=query.get("state"), iss=query.get("iss")
+        )
+
+    async def callback(self) -> AuthorizationCodeResult:
+        result, self.pending = self.pending, None
+        if result is None:
+            raise RuntimeError("no authorization code: the redirect was not followed")
+        return result
+
+
+def authorization_provider(name: str, url: str, context: dict[str, Any]) -> httpx2.Auth:
+    """The SDK's provider for the scenario: client credentials (a secret, or a private key JWT) when
+    the scenario is one, else the authorization code flow with PKCE (pre-registered when the
+    context gives a ``client_id``; else a client ID metadata document or dynamic registration, as
+    the authorization server offers)."""
+    if name == "auth/client-credentials-basic":
+        return ClientCredentialsOAuthProvider(
+            url, MemoryTokenStorage(), context["client_id"], context["client_secret"]
+        )
+    if name == "auth/client-credentials-jwt":
+        signer = SignedJWTParameters(
+            issuer=context["client_id"],
+            subject=context["client_id"],
+            signing_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+        return PrivateKeyJWTOAuthProvider(
+            url, MemoryTokenStorage(), context["client_id"], signer.create_assertion_provider()
+        )
+    registered = None
+    if context.get("client_id"):
+        secret = context.get("client_secret")
+        registered = OAuthClientInformationFull(
+            client_id=context["client_id"],
+            client_secret=secret,
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
+            token_endpoint_auth_method="client_secret_basic" if secret else "none",
+        )
+    agent = UserAgent()
+    return OAuthClientProvider(
+        url,
+        OAuthClientMetadata(
+            client_name="mcp-python-sdk-conformance-driver",
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        MemoryTokenStorage(registered),
+        redirect_handler=agent.redirect,
+        callback_handler=agent.callback,
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+
+
+async def authorized_session(name: str) -> None:
+    """Connect through the SDK's OAuth support (it follows the server's 401 or 403 challenge), list
+    the tools and call each (a tool's own error answer is the server's to give)."""
+    url = sys.argv[-1]
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    async with (
+        httpx2.AsyncClient(auth=authorization_provider(name, url, context), timeout=STEP_TIMEOUT) as http,
+        connect(transport=streamable_http_client(url, http_client=http)) as client,
+    ):
+        for tool in (await client.list_tools()).tools:
+            await client.call_tool(tool.name, stub_arguments(tool.input_schema))
+
+
 def main() -> int:
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     if not os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND") and len(sys.argv) < 2:
         print("usage: sdk_client.py URL (or MCP_CONFORMANCE_SERVER_COMMAND for stdio)", file=sys.stderr)
         return 2
     function = SCENARIOS.get(name)
+    if function is None and name.startswith("auth/") and name not in NOT_PLAYED:
+        function = functools.partial(authorized_session, name)
     if function is None:
-        reason = NOT_PLAYED["auth/*"] if name.startswith("auth/") else "no such scenario in this driver"
+        reason = NOT_PLAYED.get(name, "no such scenario in this driver")
         print(f"scenario {name!r} is not played by the Python SDK driver: {reason}", file=sys.stderr)
         return 2
     try:

@@ -17,7 +17,14 @@
 // asks and answers. Exit status 0 when the scenario's steps succeeded, 1 when one failed, 2 for a
 // scenario it does not play (NOT_PLAYED says why) or a bad invocation.
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  ClientCredentialsProvider,
+  PrivateKeyJwtProvider,
+  StreamableHTTPClientTransport,
+  UnauthorizedError
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const CLIENT_INFO = { name: 'mcp-typescript-sdk-conformance-driver', version: '1.0.0' };
@@ -25,10 +32,18 @@ const STEP_TIMEOUT_MS = 20000; // the whole scenario; the harness kills the proc
 const MODERN = new Set(['2026-07-28']);
 
 export const NOT_PLAYED = {
-  'auth/*':
-    'the authorization scenarios need an OAuth redirect handler and token storage around the ' +
-    "SDK's auth provider; this driver has none"
+  'auth/enterprise-managed-authorization':
+    "an extension (SEP-990): the driver does not play the identity provider's token exchange",
+  'auth/dpop': 'an extension (DPoP): not played by this driver',
+  'auth/dpop-nonce': 'an extension (DPoP): not played by this driver',
+  'auth/wif-jwt-bearer': 'an extension (workload identity federation): not played by this driver'
 };
+// The application's OAuth client: where the authorization server sends the user agent back (never
+// reached: the provider reads the code from the Location header), and the URL of its client ID
+// metadata document (the one the official suite's auth/basic-cimd expects).
+const REDIRECT_URI = 'http://localhost:3000/callback';
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+const AUTHORIZATION_ROUNDS = 3; // authorizations one run may need (the first, a step-up, a retry)
 
 // -- what the application answers ---------------------------------------------------------------
 const answerSampling = async () => ({
@@ -42,7 +57,7 @@ const acceptAsPrefilled = async () => ({ action: 'accept', content: {} });
 const confirm = async () => ({ action: 'accept', content: { confirmed: true } });
 
 // -- connecting ------------------------------------------------------------------------------------
-async function connect({ capabilities = {}, handlers = {} } = {}) {
+async function connect({ capabilities = {}, handlers = {}, transport: given } = {}) {
   const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
   const options = { capabilities };
   if (!version || MODERN.has(version)) {
@@ -53,8 +68,10 @@ async function connect({ capabilities = {}, handlers = {} } = {}) {
     client.setRequestHandler(method, handler);
   }
   const command = process.env.MCP_CONFORMANCE_SERVER_COMMAND;
-  let transport;
-  if (command) {
+  let transport = given;
+  if (transport) {
+    // (given: the authorization scenarios' transport, with its auth provider)
+  } else if (command) {
     const argv = JSON.parse(command);
     transport = new StdioClientTransport({ command: argv[0], args: argv.slice(1), stderr: 'inherit' });
   } else {
@@ -101,10 +118,25 @@ scenario(['initialize', 'json-schema-ref-no-deref'], () =>
   })
 );
 
-scenario(['tools_call', 'http-standard-headers'], () =>
+scenario(['tools_call'], () =>
   session({}, async client => {
     await client.listTools();
     await call(client, 'add_numbers', { a: 5, b: 3 });
+  })
+);
+
+// each kind of request that names something (the SDK adds Mcp-Method and Mcp-Name)
+scenario(['http-standard-headers'], () =>
+  session({}, async client => {
+    for (const tool of (await client.listTools()).tools) {
+      await call(client, tool.name, stubArguments(tool.inputSchema));
+    }
+    for (const resource of (await client.listResources()).resources) {
+      await client.readResource({ uri: resource.uri });
+    }
+    for (const prompt of (await client.listPrompts()).prompts) {
+      await client.getPrompt({ name: prompt.name });
+    }
   })
 );
 
@@ -197,15 +229,149 @@ scenario(['sep-2322-client-request-state'], () =>
   )
 );
 
+scenario(['progress'], () =>
+  session({}, async client => {
+    await client.listTools();
+    // asking for progress is the onprogress option: the SDK sends a progressToken in _meta
+    const steps = [];
+    const result = await client.callTool(
+      { name: 'test_progress', arguments: {} },
+      { onprogress: progress => steps.push(progress.progress) }
+    );
+    if (result.isError) throw new Error(`tool test_progress answered an error: ${JSON.stringify(result.content)}`);
+    if (steps.length === 0) throw new Error('no notifications/progress reached the onprogress callback');
+  })
+);
+
+// -- authorization (auth/*, HTTP only) ------------------------------------------------------------
+// The SDK's OAuthClientProvider, in memory, with the user's browser automated: the authorization
+// URL is followed with one GET (redirect: 'manual'; the scenario's authorization server approves at
+// once) and the redirect's Location gives the callback's parameters (code, state, iss). No
+// discovery state is kept: the SDK discovers again on each authorization (a changed
+// authorization_servers list is then seen; the SDK never invalidates a kept one itself).
+class AutomatedOAuthProvider {
+  constructor(registered) {
+    this._client = registered;
+    this._tokens = undefined;
+    this._verifier = undefined;
+    this._state = undefined;
+    this.callback = undefined; // the URLSearchParams of the last redirect, for finishAuth
+    this.clientMetadataUrl = CLIENT_METADATA_URL;
+  }
+  get redirectUrl() {
+    return REDIRECT_URI;
+  }
+  get clientMetadata() {
+    return {
+      client_name: CLIENT_INFO.name,
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code']
+    };
+  }
+  state() {
+    this._state = randomUUID();
+    return this._state;
+  }
+  clientInformation() {
+    return this._client;
+  }
+  saveClientInformation(information) {
+    this._client = information;
+  }
+  tokens() {
+    return this._tokens;
+  }
+  saveTokens(tokens) {
+    this._tokens = tokens;
+  }
+  saveCodeVerifier(verifier) {
+    this._verifier = verifier;
+  }
+  codeVerifier() {
+    if (!this._verifier) throw new Error('no PKCE code verifier saved');
+    return this._verifier;
+  }
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
+    if (scope === 'all' || scope === 'client') this._client = undefined;
+    if (scope === 'all' || scope === 'verifier') this._verifier = undefined;
+  }
+  async redirectToAuthorization(authorizationUrl) {
+    const response = await fetch(authorizationUrl, { redirect: 'manual' });
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status > 399 || !location) {
+      throw new Error(`the authorization endpoint answered ${response.status}, not a redirect`);
+    }
+    const params = new URL(location).searchParams;
+    if (!params.get('code')) throw new Error(`the redirect carries no code (error: ${params.get('error')})`);
+    // the SDK leaves state to the application: the redirect must bring back the one sent
+    if (params.get('state') !== this._state) throw new Error('the redirect brought back another state');
+    this.callback = params;
+  }
+}
+
+function authorizationProvider(name, context) {
+  if (name === 'auth/client-credentials-basic') {
+    return new ClientCredentialsProvider({ clientId: context.client_id, clientSecret: context.client_secret });
+  }
+  if (name === 'auth/client-credentials-jwt') {
+    return new PrivateKeyJwtProvider({
+      clientId: context.client_id,
+      privateKey: context.private_key_pem,
+      algorithm: context.signing_algorithm ?? 'ES256'
+    });
+  }
+  // the authorization code flow with PKCE: pre-registered when the context gives a client_id, else
+  // a client ID metadata document or dynamic registration, as the authorization server offers
+  const registered = context.client_id
+    ? {
+        client_id: context.client_id,
+        ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: context.client_secret ? 'client_secret_basic' : 'none'
+      }
+    : undefined;
+  return new AutomatedOAuthProvider(registered);
+}
+
+// Connect through the SDK's OAuth support (the transport follows the server's 401 or 403
+// challenge), list the tools and call each (a tool's own error answer is the server's to give).
+// When the SDK sent the user agent to authorize (UnauthorizedError), the callback's parameters go
+// to finishAuth and the session starts again.
+async function authorizedSession(name) {
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
+  const provider = authorizationProvider(name, context);
+  for (let round = 1; ; round++) {
+    const transport = new StreamableHTTPClientTransport(new URL(process.argv.at(-1)), { authProvider: provider });
+    let client;
+    try {
+      client = await connect({ transport });
+      for (const tool of (await client.listTools()).tools) {
+        await client.callTool({ name: tool.name, arguments: stubArguments(tool.inputSchema) });
+      }
+      return;
+    } catch (error) {
+      const callback = provider.callback;
+      if (!(error instanceof UnauthorizedError) || !callback || round >= AUTHORIZATION_ROUNDS) throw error;
+      provider.callback = undefined;
+      await transport.finishAuth(callback);
+    } finally {
+      await (client ?? transport).close().catch(() => {});
+    }
+  }
+}
+
 async function main() {
   const name = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
   if (!process.env.MCP_CONFORMANCE_SERVER_COMMAND && process.argv.length < 3) {
     console.error('usage: client.mjs URL (or MCP_CONFORMANCE_SERVER_COMMAND for stdio)');
     return 2;
   }
-  const fn = SCENARIOS[name];
+  let fn = SCENARIOS[name];
+  if (!fn && name.startsWith('auth/') && !(name in NOT_PLAYED)) fn = () => authorizedSession(name);
   if (!fn) {
-    const reason = name.startsWith('auth/') ? NOT_PLAYED['auth/*'] : 'no such scenario in this driver';
+    const reason = NOT_PLAYED[name] ?? 'no such scenario in this driver';
     console.error(`scenario '${name}' is not played by the TypeScript SDK driver: ${reason}`);
     return 2;
   }
