@@ -68,6 +68,12 @@ class Output:
         if not self._thread.is_alive():
             self._stream.close()
 
+    def rest(self, timeout: float = timeouts.STEP) -> bytes:
+        """Once the process has exited: everything it wrote (the reader thread may still be
+        reading what the pipe holds; waited for, bounded)."""
+        self._thread.join(timeout)
+        return self.text()
+
     def text(self) -> bytes:
         """Everything read so far."""
         with self._changed:

@@ -12,6 +12,7 @@ Two ways to run a server, both on a free port of 127.0.0.1:
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import socket
 import subprocess
@@ -107,7 +108,15 @@ class Spawned:
     _output: Output
 
     def stderr(self) -> bytes:
+        """Its stderr so far; all of it once the process has exited. A line it writes while running
+        reaches here a moment later (a thread reads the pipe): wait for it with :meth:`wait_for`."""
+        if self.process.poll() is not None:
+            return self._output.rest()
         return self._output.text()
+
+    def wait_for(self, pattern: re.Pattern[bytes]) -> re.Match[bytes]:
+        """The first stderr line matching ``pattern`` (bounded by ``timeouts.STEP``)."""
+        return self._output.wait_for(pattern, self.process, timeout=timeouts.STEP)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,8 @@ REVISIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 
 
 def _connect(command: list[str], revision: str) -> Any:
-    return Client.stdio(command, cwd=REPO, protocol_version=revision, request_timeout=CALL_TIMEOUT)
+    # the first exchange waits for the SDK server to start (slow to import): bounded as a startup
+    return Client.stdio(command, cwd=REPO, protocol_version=revision, request_timeout=CONNECT_TIMEOUT)
 
 
 @pytest.fixture(scope="module", params=REVISIONS)
