@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._channel import PASS, SKIP, Channel, Seen
+from ._resume import Prefixed, Resumed, handshake_prefix
 from ._reuse import Recording, Replay, Spare, first_frame, handshake_id, untouched
 from ._variables import base_variables, target_variables
 from .fixtures import Fixture
@@ -127,12 +128,16 @@ class _Held:
 
     spare: Spare | None = None
     leftover: Spare | None = None
+    # connections some fixture made a handshake on and then only read, by that handshake (``_resume``)
+    resumable: dict[tuple[bytes, bytes], tuple[Spare, list[bytes]]] = field(default_factory=dict)
 
     async def aclose(self) -> None:
-        for held in (self.spare, self.leftover):
+        resumable = [spare for spare, _ in self.resumable.values()]
+        for held in (self.spare, self.leftover, *resumable):
             if held is not None:
                 await held[0].aclose()
         self.spare = self.leftover = None
+        self.resumable = {}
 
 
 async def run_fresh_fixtures(
@@ -153,6 +158,9 @@ async def run_fresh_fixtures(
     transport = target.transport
     last = {i for i, f in enumerate(fixtures) if transport != "http" and probe_only(f, revision, transport)}
     order = sorted(range(len(fixtures)), key=lambda i: (i in last, i))
+    variables_of = base_variables(revision)
+    variables_of.update(target_variables(target))
+    prefixes = {i: handshake_prefix(f, revision, transport, variables_of) for i, f in enumerate(fixtures)}
     verdicts: dict[int, Verdict] = {}
     sent: list[Any] = []
     methods: dict[str, set[str]] = {}
@@ -166,7 +174,10 @@ async def run_fresh_fixtures(
             assert frame is not None
             shared.underway[frame] = anyio.Event()
         try:
-            wants_leftover = any(j in last and j not in verdicts and j != i for j in order)
+            to_come = [j for j in order if j not in verdicts and j != i]
+            wants_leftover = any(j in last for j in to_come)
+            prefix = prefixes[i]
+            resume = prefix is not None and any(prefixes[j] == prefix for j in to_come)
             async with slot():
                 verdicts[i] = await _run_fresh(
                     target,
@@ -184,6 +195,7 @@ async def run_fresh_fixtures(
                     methods,
                     i in last,
                     wants_leftover,
+                    (prefix, resume),
                 )
         finally:
             if claimed:
@@ -223,6 +235,7 @@ async def _run_fresh(
     methods: dict[str, set[str]],
     probe: bool,
     wants_leftover: bool,
+    handshake: tuple[tuple[bytes, bytes] | None, bool],
 ) -> Verdict:
     """A fresh fixture: on the record of its shared frame when there is one, else on the spare
     connection (or the left-over one, for a probe-only fixture) or a new one."""
@@ -244,17 +257,25 @@ async def _run_fresh(
             count(replayed)
         return verdict
     stacks: list[contextlib.AsyncExitStack] = []
-    taken = held.spare or (held.leftover if probe else None)
+    prefix, resume = handshake
+    answer: list[bytes] = []
+    resumed = held.resumable.pop(prefix, None) if prefix is not None else None
+    taken = resumed[0] if resumed is not None else held.spare or (held.leftover if probe else None)
     if taken is not None:
         stack, conn = taken
         if taken is held.spare:
             held.spare = None
-        else:
+        elif taken is held.leftover:
             held.leftover = None
     else:
         stack = contextlib.AsyncExitStack()
         conn = await stack.enter_async_context(target.connect())
     stacks.append(stack)
+    if resumed is not None and prefix is not None:
+        answer = resumed[1]
+        conn = Resumed(conn, prefix, answer)
+    elif prefix is not None and resume:
+        conn = Prefixed(conn, prefix)
     if frame is not None:
         conn = Recording(conn, frame)
     fresh = Channel(conn, log, options)
@@ -272,14 +293,22 @@ async def _run_fresh(
             if frame is not None and conn.record is not None:
                 shared.keep(frame, conn.record, revision)
         count(fresh)
-        current = fresh.conn.inner if isinstance(fresh.conn, Recording) else fresh.conn
+        if isinstance(conn, Resumed):
+            conn.forget(log)
+        if isinstance(conn, Prefixed) and conn.complete:
+            answer = conn.answer
+        current = fresh.conn
+        while isinstance(current, (Recording, Prefixed, Resumed)):
+            current = current.inner
         if (
             verdict.status in (PASS, SKIP)
             and transport != "http"
             and len(stacks) == 1  # (connections are closed in the order they were opened)
             and not await current.wait_exit(0)
         ):
-            if untouched(fresh, revision) and held.spare is None:
+            if resume and prefix is not None and answer and _settled(fresh):
+                held.resumable[prefix] = ((stacks.pop(), current), answer)
+            elif untouched(fresh, revision) and held.spare is None:
                 held.spare = (stacks.pop(), current)
             elif wants_leftover and _settled(fresh) and not _closes_input(fixture):
                 if held.leftover is not None:
