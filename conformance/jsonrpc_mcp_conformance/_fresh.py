@@ -12,7 +12,9 @@ Theory of operation (see ``_reuse`` for the shared first frames and the spare co
 - *left-over connections*: a fixture that only sends the probe request (``stdio:shutdown:exit-on-eof``:
   a ping, then stdin closed) needs a server process, not one nothing has happened on. It runs after
   the other fresh fixtures, on the connection of the last one that passed and left nothing in flight
-  (every request answered, nothing unreadable sent, its input open), instead of a new process.
+  (every request answered, nothing unreadable sent, its input open, and in the stateless revisions
+  no ``initialize`` sent on it: a server may keep a connection to the era of its first message),
+  instead of a new process.
 
 The verdicts come back in the order of the fixtures, whatever order they ran in.
 """
@@ -30,7 +32,7 @@ from ._channel import PASS, SKIP, Channel, Seen
 from ._resume import Prefixed, Resumed, handshake_prefix
 from ._reuse import Recording, Replay, Spare, first_frame, handshake_id, untouched
 from ._variables import base_variables, target_variables
-from .fixtures import Fixture
+from .fixtures import MODERN_REVISIONS, Fixture
 from .targets import Connection, Target
 
 if TYPE_CHECKING:
@@ -119,6 +121,13 @@ def _closes_input(fixture: Fixture) -> bool:
 def _settled(channel: Channel) -> bool:
     """Whether nothing is left in flight on the channel's connection and nothing unreadable was sent."""
     return not (channel.pending or channel.outstanding or channel.streams or channel.unreadable_in)
+
+
+def _same_era(channel: Channel, revision: str) -> bool:
+    """Whether the connection still serves the revision's era: in the stateless revisions, no
+    ``initialize`` was sent on it (a server may keep a connection to the era of its first message)."""
+    methods = {name for names in channel.sent_methods.values() for name in names}
+    return revision not in MODERN_REVISIONS or "initialize" not in methods
 
 
 @dataclass
@@ -310,7 +319,12 @@ async def _run_fresh(
                 held.resumable[prefix] = ((stacks.pop(), current), answer)
             elif untouched(fresh, revision) and held.spare is None:
                 held.spare = (stacks.pop(), current)
-            elif wants_leftover and _settled(fresh) and not _closes_input(fixture):
+            elif (
+                wants_leftover
+                and _settled(fresh)
+                and _same_era(fresh, revision)
+                and not _closes_input(fixture)
+            ):
                 if held.leftover is not None:
                     await held.leftover[0].aclose()
                 held.leftover = (stacks.pop(), current)
