@@ -7,12 +7,11 @@ exits), both spent while nothing else happened. :class:`Warm` wraps the target f
 
 - *shutdown in the background*: a connection given back is closed by a task of its own, so the next
   fixture starts at once; the run ends only once every process is gone (the task group waits).
-- *started ahead*: while ``budget`` says more processes will be asked for, up to ``ahead`` are kept
-  starting, so a fixture that asks for one gets a process that has already started (concurrent
-  starts also get their share of a loaded machine's CPU, where one start at a time waited its
-  turn). A process started ahead has received nothing: it is as new as one started on demand.
-  ``budget`` is how many connections the run may still ask for at most (the runner lowers it as
-  fixtures are done); what is started ahead and never asked for is shut down at the end.
+- *started ahead*: ``ahead`` processes are kept starting beyond those asked for, so a fixture that
+  asks for one gets a process that has already started (concurrent starts also get their share of a
+  loaded machine's CPU, where one start at a time waited its turn). A process started ahead has
+  received nothing: it is as new as one started on demand. What is started ahead and never asked
+  for is shut down at the end (``ahead`` processes more than the run needed).
 
 Neither changes what any fixture sees: the frames, their order and the timeouts are the same.
 """
@@ -40,7 +39,6 @@ class Warm:
         self.transport = target.transport
         self.description = target.description
         self.ahead = ahead
-        self.budget = math.inf  # how many more connections the run may ask for (at most)
         self._tasks = tasks
         self._send, self._ready = anyio.create_memory_object_stream[tuple[Any, anyio.Event | None]](math.inf)
         self._starting = 0  # processes started (or starting) that nobody has taken yet
@@ -69,7 +67,7 @@ class Warm:
                 self._send.send_nowait((exc, None))
 
     def _top_up(self) -> None:
-        while self._starting < self._wanted + min(self.ahead, self.budget) and not self._closed:
+        while self._starting < self._wanted + self.ahead and not self._closed:
             self._start()
 
     @contextlib.asynccontextmanager
@@ -77,7 +75,6 @@ class Warm:
         """A new process (one started ahead when there is one); given back, it is shut down by a
         task of its own."""
         self._wanted += 1
-        self.budget = max(self.budget - 1, 0)
         self._top_up()
         try:
             item, release = await self._ready.receive()
@@ -90,10 +87,6 @@ class Warm:
             yield item
         finally:
             release.set()
-
-    def started(self) -> None:
-        """Start processes ahead now (the run knows it will ask for some)."""
-        self._top_up()
 
     async def aclose(self) -> None:
         """No more connections: whatever was started ahead and not taken is shut down."""
