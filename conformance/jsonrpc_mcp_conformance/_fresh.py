@@ -187,25 +187,25 @@ async def run_fresh_fixtures(
             wants_leftover = any(j in last for j in to_come)
             prefix = prefixes[i]
             resume = prefix is not None and any(prefixes[j] == prefix for j in to_come)
-            async with slot():
-                verdicts[i] = await _run_fresh(
-                    target,
-                    fixture,
-                    revision,
-                    options,
-                    variables,
-                    log,
-                    frame,
-                    shared,
-                    held,
-                    on_latency,
-                    run_fixture,
-                    sent,
-                    methods,
-                    i in last,
-                    wants_leftover,
-                    (prefix, resume),
-                )
+            verdicts[i] = await _run_fresh(
+                target,
+                fixture,
+                revision,
+                options,
+                variables,
+                log,
+                frame,
+                shared,
+                held,
+                on_latency,
+                run_fixture,
+                sent,
+                methods,
+                i in last,
+                wants_leftover,
+                (prefix, resume),
+                slot,
+            )
         finally:
             if claimed:
                 assert frame is not None
@@ -245,9 +245,11 @@ async def _run_fresh(
     probe: bool,
     wants_leftover: bool,
     handshake: tuple[tuple[bytes, bytes] | None, bool],
+    slot: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
 ) -> Verdict:
     """A fresh fixture: on the record of its shared frame when there is one, else on the spare
-    connection (or the left-over one, for a probe-only fixture) or a new one."""
+    connection (or the left-over one, for a probe-only fixture) or a new one. It holds a slot of the
+    pace (``slot``) while it runs, not while its process starts."""
     transport = target.transport
     fresh_variables = base_variables(revision)
     fresh_variables.update(target_variables(target))
@@ -261,7 +263,8 @@ async def _run_fresh(
     if frame is not None and frame in shared.records:  # judged on the answer already seen
         elsewhere = shared.origin.get(frame) != revision  # (then a new observation in this revision)
         replayed = Channel(Replay(transport, shared.records[frame]), log if elsewhere else [], options)
-        verdict = await run_fixture(fixture, replayed, fresh_variables, revision, transport, False)
+        async with slot():
+            verdict = await run_fixture(fixture, replayed, fresh_variables, revision, transport, False)
         if elsewhere:
             count(replayed)
         return verdict
@@ -296,7 +299,8 @@ async def _run_fresh(
 
     fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
     try:
-        verdict = await run_fixture(fixture, fresh, fresh_variables, revision, transport, False)
+        async with slot():  # (taken once the process is there: starting one is no answer, see ``Pace``)
+            verdict = await run_fixture(fixture, fresh, fresh_variables, revision, transport, False)
         if isinstance(conn, Recording):
             conn.stop()
             if frame is not None and conn.record is not None:

@@ -332,7 +332,8 @@ async def _run_revision(
     two failed openings in a row the remaining session fixtures are ERRORs without further attempts
     (a server that never answers would otherwise cost a timeout per fixture). Fresh fixtures each get
     a connection of their own; invariants are judged last over every frame of the revision. Every
-    fixture and session opening holds a slot of ``pace`` (see :class:`Pace`)."""
+    fixture and session opening holds a slot of ``pace`` (see :class:`Pace`) once its connection is
+    there: a process starting holds none."""
     transport = target.transport
     log: list[Seen] = []
     sent: list[Any] = []
@@ -387,7 +388,8 @@ async def _run_revision(
         channel.on_latency = on_latency
         channel.fixture = "(session setup)"
         try:
-            supported, detail = await _open_session(channel, revision, variables, handshake_rid)
+            async with slot():  # (starting the process held none: it is no answer, see :class:`Pace`)
+                supported, detail = await _open_session(channel, revision, variables, handshake_rid)
         except Abort as abort:
             reason = "; ".join(abort.problems) or abort.status
             if not info.detail:
@@ -414,8 +416,7 @@ async def _run_revision(
         failure: Abort | None = None
         began = time.perf_counter()
         try:
-            async with slot():
-                await open_session()
+            await open_session()
         except Abort as abort:
             failure = abort
         finally:
@@ -424,8 +425,7 @@ async def _run_revision(
         if failure is not None and failure.actual == _NOTHING:
             # a handshake lost to load says nothing of the revision: again
             try:
-                async with slot():
-                    await open_session()
+                await open_session()
                 failure = None
             except Abort as again:
                 failure = again
@@ -453,8 +453,7 @@ async def _run_revision(
                     verdicts.append(unopened(fixture, [problem], list(open_frames)))
                     continue
                 try:
-                    async with slot():
-                        await open_session()
+                    await open_session()
                 except Abort as abort:
                     verdicts.append(unopened(fixture, abort.problems, abort.frames))
                     continue
