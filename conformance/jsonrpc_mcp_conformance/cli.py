@@ -120,9 +120,9 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
     parser.add_argument(
         "--start-ahead",
         type=int,
-        default=1,
+        default=2,
         metavar="N",
-        help="stdio: keep N server processes starting ahead of need (default 1; 0: start each on demand)",
+        help="stdio: keep N server processes starting ahead of need (default 2; 0: start each on demand)",
     )
     parser.add_argument(
         "--log",
