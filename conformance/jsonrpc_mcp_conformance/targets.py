@@ -79,7 +79,10 @@ class _StdioConnection:
         try:
             await self._stream.send(frame)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError) as exc:
-            raise EOFError("the server's stdin is closed") from exc
+            with anyio.move_on_after(1.0):  # a crash (e.g. of a process started ahead): its exit status
+                await self._process.wait()
+            said = self.diagnosis()
+            raise EOFError("the server's stdin is closed" + (f" ({said})" if said else "")) from exc
 
     async def receive(self, timeout: float) -> bytes | None:
         with anyio.move_on_after(timeout):
