@@ -22,8 +22,6 @@ once) and its request ids are not counted again.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -36,7 +34,7 @@ from .targets import Connection
 if TYPE_CHECKING:
     from ._channel import Channel
 
-__all__ = ["Recording", "Replay", "Reuse", "Spare", "first_frame", "handshake_id", "untouched"]
+__all__ = ["Recording", "Replay", "Spare", "first_frame", "handshake_id", "untouched"]
 
 _EOF = object()  # a recorded end of the connection
 
@@ -160,17 +158,3 @@ def handshake_id(frame: bytes, revision: str) -> Any:
 
 
 Spare = tuple[contextlib.AsyncExitStack, Connection]
-
-
-@dataclass
-class Reuse:
-    """What a fresh fixture may reuse, and what it leaves: the frame it shares with other fixtures
-    (None: none), the records of shared frames answered so far, a spare connection (taken: None; left:
-    the one it ends with), and the request ids and methods it sent."""
-
-    frame: bytes | None
-    records: dict[bytes, tuple[bytes, list[Any], str]]
-    spare: Spare | None
-    on_latency: Callable[[float], None] | None = None
-    sent: list[Any] = field(default_factory=list)
-    methods: dict[str, set[str]] = field(default_factory=dict)

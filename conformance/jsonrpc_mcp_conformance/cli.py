@@ -118,6 +118,13 @@ def build_parser(prog: str = "jsonrpc-mcp conformance") -> argparse.ArgumentPars
         "(default 30, or --timeout's if given)",
     )
     parser.add_argument(
+        "--start-ahead",
+        type=int,
+        default=2,
+        metavar="N",
+        help="stdio: keep N server processes starting ahead of need (default 2; 0: start each on demand)",
+    )
+    parser.add_argument(
         "--log",
         type=Path,
         metavar="FILE",
@@ -409,6 +416,7 @@ def main(
         timeout=args.timeout,
         schema_dir=args.schema_dir,
         startup_timeout=args.startup_timeout,
+        start_ahead=max(args.start_ahead, 0),
     )
     try:
         with _logging_to(args.log):

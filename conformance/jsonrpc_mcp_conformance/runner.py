@@ -22,17 +22,19 @@ from jsonrpc_mcp import wire
 
 from ._channel import _NOTHING, _OMIT, ERROR, FAIL, PASS, SKIP, Abort, Channel, Seen, _dump
 from ._channel import sent_request_ids as sent_request_ids
+from ._fresh import Shared, run_fresh_fixtures, shared_frames
 from ._invariants import judge_invariant, load_message_schema
 from ._pace import Pace
-from ._reuse import Recording, Replay, Reuse, Spare, first_frame, handshake_id, untouched
+from ._reuse import Recording, handshake_id
 from ._steps import _expect_message as _expect_message
 from ._steps import _paginate as _paginate
 from ._steps import _run_steps, advertised_versions
 from ._steps import _tamper as _tamper
 from ._variables import base_variables, initialize_request, target_variables, why_unknown
+from ._warm import warmed
 from .fixtures import LEGACY_REVISIONS, MODERN_REVISIONS, TRANSPORT_REVISIONS, Fixture, Spec
 from .match import _short
-from .targets import Connection, Target
+from .targets import Target
 
 # The run's own names, and (from ERROR on) names kept importable from here for report.py and the tests,
 # as are those imported ``X as X`` above; their code lives in the modules they come from.
@@ -97,6 +99,8 @@ class Options:
     slow_answer: float = 0.2
     # spawning the server and the handshake (initialize / server/discover); None: ``timeout``
     startup_timeout: float | None = None
+    # stdio: how many server processes to keep starting ahead of need (see ``_warm``)
+    start_ahead: int = 0
 
     @property
     def handshake_timeout(self) -> float:
@@ -317,6 +321,8 @@ async def _run_revision(
     explicit: bool,
     on_handshake: Callable[[float], None] | None = None,
     pace: Pace | None = None,
+    shared: Shared | None = None,
+    frames: dict[str, bytes] | None = None,
 ) -> tuple[RevisionRun, list[Verdict]]:
     """Theory of operation: the session fixtures share one session (connection + handshake). A
     fixture that fails or errs may leave requests in flight, so its session is closed and the next
@@ -326,7 +332,8 @@ async def _run_revision(
     two failed openings in a row the remaining session fixtures are ERRORs without further attempts
     (a server that never answers would otherwise cost a timeout per fixture). Fresh fixtures each get
     a connection of their own; invariants are judged last over every frame of the revision. Every
-    fixture and session opening holds a slot of ``pace`` (see :class:`Pace`)."""
+    fixture and session opening holds a slot of ``pace`` (see :class:`Pace`) once its connection is
+    there: a process starting holds none."""
     transport = target.transport
     log: list[Seen] = []
     sent: list[Any] = []
@@ -348,25 +355,14 @@ async def _run_revision(
     on_latency = pace.answered if pace is not None else None
     open_failures: list[str] = []
     open_frames: list[str] = []  # the transcript of the latest failed opening
-    # fresh fixtures that send the same first frame share one observation (see ``_reuse``)
-    fresh_variables = base_variables(revision)
-    fresh_variables.update(target_variables(target))
-    shared: dict[str, bytes] = {}  # fixture id -> its first frame, when another fixture sends it too
-    if transport != "http":
-        frames = {f.id: first_frame(f, revision, transport, fresh_variables) for f in fresh_fixtures}
-        sent_by: dict[bytes, int] = {}
-        for frame in frames.values():
-            if frame is not None:
-                sent_by[frame] = sent_by.get(frame, 0) + 1
-        shared = {
-            fid: frame
-            for fid, frame in frames.items()
-            if frame is not None and (sent_by[frame] > 1 or handshake_id(frame, revision) is not None)
-        }
-    records: dict[bytes, tuple[bytes, list[Any], str]] = {}
+    # fresh fixtures that send the same first frame share one observation (see ``_reuse``, ``_fresh``)
+    shared = shared if shared is not None else Shared()
+    if frames is None:
+        frames = shared_frames(target, fresh_fixtures, [revision])[revision]
+    records = shared.records
     # the session's handshake may be that frame: a legacy initialize of this revision, no capabilities
     handshake_rid: Any = "conformance-init"
-    for frame in shared.values():
+    for frame in frames.values():
         handshake_rid = handshake_id(frame, revision) or handshake_rid
 
     async def close_session() -> None:
@@ -392,7 +388,8 @@ async def _run_revision(
         channel.on_latency = on_latency
         channel.fixture = "(session setup)"
         try:
-            supported, detail = await _open_session(channel, revision, variables, handshake_rid)
+            async with slot():  # (starting the process held none: it is no answer, see :class:`Pace`)
+                supported, detail = await _open_session(channel, revision, variables, handshake_rid)
         except Abort as abort:
             reason = "; ".join(abort.problems) or abort.status
             if not info.detail:
@@ -406,7 +403,7 @@ async def _run_revision(
             raise failed from None
         open_failures.clear()
         if isinstance(conn, Recording) and conn.record is not None:
-            records[handshake] = conn.record
+            shared.keep(handshake, conn.record, revision)
         for version in variables.pop("advertised", []):
             if version not in info.advertised:
                 info.advertised.append(version)
@@ -419,8 +416,7 @@ async def _run_revision(
         failure: Abort | None = None
         began = time.perf_counter()
         try:
-            async with slot():
-                await open_session()
+            await open_session()
         except Abort as abort:
             failure = abort
         finally:
@@ -429,8 +425,7 @@ async def _run_revision(
         if failure is not None and failure.actual == _NOTHING:
             # a handshake lost to load says nothing of the revision: again
             try:
-                async with slot():
-                    await open_session()
+                await open_session()
                 failure = None
             except Abort as again:
                 failure = again
@@ -458,8 +453,7 @@ async def _run_revision(
                     verdicts.append(unopened(fixture, [problem], list(open_frames)))
                     continue
                 try:
-                    async with slot():
-                        await open_session()
+                    await open_session()
                 except Abort as abort:
                     verdicts.append(unopened(fixture, abort.problems, abort.frames))
                     continue
@@ -473,19 +467,23 @@ async def _run_revision(
                 await close_session()
     finally:
         await close_session()
-    spare: Spare | None = None  # a connection a fresh fixture left untouched, for the next one
-    try:
-        for fixture in fresh_fixtures:
-            reused = Reuse(shared.get(fixture.id), records, spare, on_latency)
-            async with slot():
-                verdicts.append(await _run_fresh(target, fixture, revision, options, variables, reused, log))
-            spare = reused.spare
-            sent.extend(reused.sent)
-            for rid, names in reused.methods.items():
-                methods.setdefault(rid, set()).update(names)
-    finally:
-        if spare is not None:
-            await spare[0].aclose()
+    fresh_verdicts, fresh_sent, fresh_methods = await run_fresh_fixtures(
+        target,
+        fresh_fixtures,
+        revision,
+        options,
+        variables,
+        log,
+        frames,
+        shared,
+        slot,
+        on_latency,
+        _run_fixture,
+    )
+    verdicts.extend(fresh_verdicts)
+    sent.extend(fresh_sent)
+    for rid, names in fresh_methods.items():
+        methods.setdefault(rid, set()).update(names)
     schema = load_message_schema(options.schema_dir, revision) if options.schema_dir else None
     for fixture in invariants:
         problems = judge_invariant(
@@ -523,66 +521,6 @@ def _not_json_rpc(
     ]
 
 
-async def _run_fresh(
-    target: Target,
-    fixture: Fixture,
-    revision: str,
-    options: Options,
-    variables: dict[str, Any],
-    reuse: Reuse,
-    log: list[Seen],
-) -> Verdict:
-    """A fresh fixture: on the record of its shared frame when there is one, else on the spare
-    connection or a new one (see ``_reuse``)."""
-    transport = target.transport
-    fresh_variables = base_variables(revision)
-    fresh_variables.update(target_variables(target))
-    fresh_variables["capabilities"] = variables.get("capabilities", {})
-    if reuse.frame is not None and reuse.frame in reuse.records:  # judged on the answer already seen
-        replayed = Channel(Replay(transport, reuse.records[reuse.frame]), [], options)
-        return await _run_fixture(fixture, replayed, fresh_variables, revision, transport, False)
-    stacks: list[contextlib.AsyncExitStack] = []
-    if reuse.spare is not None:
-        stack, conn = reuse.spare
-        reuse.spare = None
-    else:
-        stack = contextlib.AsyncExitStack()
-        conn = await stack.enter_async_context(target.connect())
-    stacks.append(stack)
-    if reuse.frame is not None:
-        conn = Recording(conn, reuse.frame)
-    fresh = Channel(conn, log, options)
-    fresh.on_latency = reuse.on_latency
-
-    async def reconnect() -> Connection:
-        stacks.append(contextlib.AsyncExitStack())
-        return await stacks[-1].enter_async_context(target.connect())
-
-    fresh.reconnect = reconnect  # a ``reconnect`` step: a new connection (stdio: a new process)
-    try:
-        verdict = await _run_fixture(fixture, fresh, fresh_variables, revision, transport, False)
-        if isinstance(conn, Recording):
-            conn.stop()
-            if reuse.frame is not None and conn.record is not None:
-                reuse.records[reuse.frame] = conn.record
-        reuse.sent.extend(fresh.sent_ids)
-        for rid, names in fresh.sent_methods.items():
-            reuse.methods.setdefault(rid, set()).update(names)
-        current = fresh.conn.inner if isinstance(fresh.conn, Recording) else fresh.conn
-        if (
-            verdict.status == PASS
-            and transport != "http"
-            and len(stacks) == 1  # (connections are closed in the order they were opened)
-            and untouched(fresh, revision)
-            and not await current.wait_exit(0)
-        ):
-            reuse.spare = (stacks.pop(), current)
-    finally:
-        for each in reversed(stacks):
-            await each.aclose()
-    return verdict
-
-
 async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], options: Options) -> Run:
     """Run ``fixtures`` against ``target`` for each revision (given or detected)."""
     started = time.perf_counter()
@@ -610,7 +548,7 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
                 results[revision] = (RevisionRun(revision, False, detail), [])
                 return
             results[revision] = await _run_revision(
-                target, fixtures, revision, options, explicit, noted, pace
+                run_target, fixtures, revision, options, explicit, noted, pace, shared, frames[revision]
             )
         finally:
             first_handshake.set()
@@ -618,8 +556,12 @@ async def run_conformance(target: Target, spec: Spec, fixtures: list[Fixture], o
     # Theory of operation: the first revision starts alone; once its first handshake is done, the
     # others start too, each fixture holding a slot of the run's :class:`Pace` (one at a time when the
     # first handshake took longer than ``serial_after``, or while answers are slow).
+    # Fresh fixtures sending the same first frame share one observation, across revisions too (see
+    # ``_fresh``); a stdio server's processes are shut down in the background (see ``_warm``).
     rest = [r for r in revisions if r not in checked[:1]]
-    async with anyio.create_task_group() as tg:
+    shared = Shared()
+    frames = shared_frames(target, fixtures, checked)
+    async with warmed(target, options.start_ahead) as run_target, anyio.create_task_group() as tg:
         if checked:
             tg.start_soon(one, checked[0])
             await first_handshake.wait()

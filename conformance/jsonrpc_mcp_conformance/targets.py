@@ -52,6 +52,7 @@ class _StdioConnection:
         self._stream = stream
         self._process = process
         self._errors = errors  # the file the server's stderr goes to
+        self._closed_at: float | None = None  # the server's CPU time when its stdin was closed
 
     def stderr_tail(self, lines: int = 5) -> list[str]:
         """The last lines the server wrote to its stderr so far (read without moving the file's
@@ -78,7 +79,10 @@ class _StdioConnection:
         try:
             await self._stream.send(frame)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError) as exc:
-            raise EOFError("the server's stdin is closed") from exc
+            with anyio.move_on_after(1.0):  # a crash (e.g. of a process started ahead): its exit status
+                await self._process.wait()
+            said = self.diagnosis()
+            raise EOFError("the server's stdin is closed" + (f" ({said})" if said else "")) from exc
 
     async def receive(self, timeout: float) -> bytes | None:
         with anyio.move_on_after(timeout):
@@ -97,13 +101,17 @@ class _StdioConnection:
         await self._process.stdin.send(data)
 
     async def close_input(self) -> None:
+        from ._exit import cpu_seconds
+
+        self._closed_at = cpu_seconds(self._process.pid)
         await self._stream.aclose()
 
     async def wait_exit(self, timeout: float) -> bool:
-        with anyio.move_on_after(timeout):
-            await self._process.wait()
-            return True
-        return False
+        """Whether the server exited within ``timeout`` s, or (once its input is closed) later while
+        it is still being given CPU on its way out (see ``_exit``)."""
+        from ._exit import wait_for_exit
+
+        return await wait_for_exit(self._process, timeout, self._closed_at)
 
 
 class StdioTarget:
