@@ -27,7 +27,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -55,6 +55,7 @@ from .targets import StdioTarget, Target
 __all__ = ["EXIT_FAILED", "EXIT_FIXTURES", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "command", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_FIXTURES = 0, 1, 2, 3, 4
+E = TypeVar("E", bound=BaseException)
 DEFAULT_TIMEOUT, DEFAULT_STARTUP_TIMEOUT = 5.0, 30.0  # seconds: each response; start-up + handshake
 
 
@@ -306,6 +307,17 @@ async def _authorized_run(target: Target, spec: Spec, fixtures: list[Fixture], o
     return await run_conformance(target, spec, fixtures, options)
 
 
+def _found(exc: BaseException, kind: type[E]) -> E | None:
+    """``exc`` if it is a ``kind``, else the first ``kind`` in it (an exception group's members)."""
+    if isinstance(exc, kind):
+        return exc
+    for member in getattr(exc, "exceptions", ()):
+        found = _found(member, kind)
+        if found is not None:
+            return found
+    return None
+
+
 def exit_code(run: Run, *, allow_stale: bool = True) -> int:
     """The exit code of a run; with ``allow_stale=False`` an XPASS verdict fails it too."""
     ran = [v for v in run.verdicts if v.status != "skip" and v.id != HANDSHAKE_ID]
@@ -421,10 +433,11 @@ def main(
     try:
         with _logging_to(args.log):
             run = anyio.run(_authorized_run, target, spec, fixtures, options)
-    except OSError as exc:
-        print(f"conformance: cannot start the server: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    except Exception as exc:  # the token --auth oauth asks for could not be had
+    except Exception as exc:  # the server cannot be started, or --auth oauth's token not had
+        cannot_start = _found(exc, OSError)  # (raised in a task: maybe inside an exception group)
+        if cannot_start is not None:
+            print(f"conformance: cannot start the server: {cannot_start}", file=sys.stderr)
+            return EXIT_UNREACHABLE
         failure = authorization_failure(exc)
         if failure is None:
             raise

@@ -107,3 +107,17 @@ def test_list_needs_no_server_and_shows_every_revision() -> None:
         f"jsonrpc:id:integer  {fixture.level}  {','.join(fixture.revisions)}  {fixture.title}",
         "1 requirements",
     ]
+
+
+def test_a_server_command_that_does_not_exist_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests import timeouts
+
+    missing = str(tmp_path / "no-such-server")
+    command = [sys.executable, "-m", "jsonrpc_mcp_conformance", "stdio", "--", missing]
+    done = subprocess.run(command, capture_output=True, timeout=timeouts.RUN, check=False)
+    assert done.returncode == 3
+    lines = done.stderr.decode().strip().splitlines()
+    said = f"conformance: cannot start the server: [Errno 2] No such file or directory: {missing!r}"
+    assert lines == [said]
