@@ -631,9 +631,7 @@ class Server(Serving):
             threaded = {t.name for t in self.tools if not t.handler.is_async}
             self.threaded_tools.intersection_update(threaded)
             self.threaded_tools.update(threaded)
-        # the hub first: a hub shared by several instances (Redis) names the change before any
-        # session's notice of it is sent
-        self.subscriptions.list_changed(kind)
+        self.subscriptions.list_changed(kind)  # first: a Redis hub names the change for the notices
         for session in list(self._sessions):
             session.list_changed(kind)
         for mount in self._mounted_in:
