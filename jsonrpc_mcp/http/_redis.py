@@ -14,9 +14,10 @@ what a client may meet on any of them:
   their copies; the record expires ``event_ttl`` after the session's last event. The session's
   resource subscriptions and log level are in the record too, and published on the bus when a POST
   changed them, so every copy holds the same (:meth:`RedisBackend.share_view`). Every copy of a
-  session hears of a list change or resource update; one of them, the session's teller, sends it
-  (:meth:`RedisBackend.tells`) on the standalone stream, which the client's GET connection follows
-  wherever it is.
+  session hears of a list change or resource update; it is stored once in the session's
+  standalone stream, which the client's GET connection follows wherever it is: one copy, the
+  session's teller, sends it, and a mark per change makes a second copy's notice a no-op
+  (:meth:`RedisBackend.told`, :mod:`._redis_notices`).
 * **Events** (:class:`RedisEventStore`): each SSE stream of a session is a Redis stream,
   ``<prefix>:events:<session id>:<stream id>``, written with ``XADD ... MAXLEN ~ max_events`` and
   given ``event_ttl`` seconds to live again on every write. An event id is ``<stream id>:<entry
@@ -72,6 +73,17 @@ from ..server._session import ServerSession, State
 from ..server._subscriptions import SubscriptionHub
 from ..wire import INITIALIZED, RESOURCE_UPDATED
 from ._redis_events import _BACKOFF, RedisEventStore
+from ._redis_notices import (
+    ALIVE_MS,
+    MARK_TTL,
+    NOTICES,
+    STOP_TELLING,
+    TELLS,
+    ChangeLog,
+    list_key,
+    notice_key,
+    resource_key,
+)
 
 if TYPE_CHECKING:
     from ..server._server import Server
@@ -82,21 +94,6 @@ __all__ = ["RedisBackend", "RedisEventStore", "RedisUnavailable"]
 
 logger = logging.getLogger("jsonrpc_mcp.http.redis")
 
-_NOTICES = (b'"notifications/resources/updated"', b'list_changed"')  # told by every copy of a session
-_ALIVE_MS = 2000  # an instance's heartbeat key outlives its last refresh by this much
-# whether this copy (ARGV[1]: its tag) sends a notice: it is the teller, or there is no live teller
-# and it becomes the teller (for ARGV[3] seconds)
-_TELLS = """
-local teller = redis.call('GET', KEYS[1])
-if teller == ARGV[1] then return 1 end
-if teller and redis.call('EXISTS', ARGV[2] .. teller) == 1 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
-return 1
-"""
-_STOP_TELLING = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0
-"""
 ID_SPAN = 2**22  # the ids of one instance's server-to-client requests: tag * ID_SPAN + n (< 2**53)
 
 
@@ -123,13 +120,17 @@ class _BusHub(SubscriptionHub):
         self._app = app
         self._telling: set[asyncio.Task[None]] = set()
 
+    # (Server._changed and notify_resource_updated call these before telling their sessions: a
+    # copy's notice finds the change's id in the log)
     def list_changed(self, kind: str) -> None:
         super().list_changed(kind)
-        self._backend.publish({"k": "list", "v": kind})
+        self._backend.publish({"k": "list", "v": kind, "c": self._backend.changes.new_change(list_key(kind))})
 
     def resource_updated(self, uri: str) -> int:
         told = super().resource_updated(uri)
-        self._backend.publish({"k": "res", "v": uri})
+        self._backend.publish(
+            {"k": "res", "v": uri, "c": self._backend.changes.new_change(resource_key(uri))}
+        )
         return told
 
     def deliver(self, message: dict[str, Any]) -> None:
@@ -167,6 +168,9 @@ class _BusHub(SubscriptionHub):
                 task.add_done_callback(self._telling.discard)
             return
         sessions = [s.mcp for s in self._app.sessions.values() if not s.closed]
+        change, key = message.get("c"), list_key(value) if kind == "list" else resource_key(value)
+        if type(change) is str and key is not None:  # (an instance of an older version sends none)
+            self._backend.changes.heard(key, change)
         if kind == "list":
             SubscriptionHub.list_changed(self, value)
             for session in sessions:
@@ -220,6 +224,7 @@ class RedisBackend:
         self.channel = f"{prefix}:bus"
         self.own_channel = f"{prefix}:bus:{self.tag}"  # what is for this instance only
         self.teller_tag = str(self.tag).encode()
+        self.changes = ChangeLog(self.instance)  # the changes heard of, for the notices' marks
         self._ttl = max(1, int(event_ttl))
         self._settling: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
@@ -263,6 +268,7 @@ class RedisBackend:
         assert session_id is not None
         endpoint = session.endpoint
         endpoint.number_outgoing_from(self.tag * ID_SPAN)
+        session.told = {"": self.changes.now()}  # its notices tell the changes heard of from now on
 
         def unknown_response(response: Response | ErrorResponse) -> bool:
             rid = response.id
@@ -308,37 +314,60 @@ class RedisBackend:
             logger.debug("a forwarded response was not delivered: %s", exc)
 
     # -- what the copies of a session share --------------------------------------------------------
-    async def tells(self, session_id: str, message: bytes) -> bool:
-        """Whether this copy of the session sends ``message`` now. A list change or resource
-        update reaches every copy; one of them, the session's *teller* (``<prefix>:teller:<id>``:
-        the instance that opened the session, first), sends it, the others do not. When there is
-        no teller (its copy ended) or it is gone (its heartbeat, ``<prefix>:alive:<tag>``,
-        expired: killed, say), the first copy to hear of a notice becomes the teller (one Lua
-        script: no two do). A live teller is never replaced. Every notice is thus stored once in
-        the session's standalone stream, which a GET follows wherever it is. Redis down: every
-        copy sends it (twice rather than never). A copy that does not send a notice looks again
-        once a dead teller's heartbeat would have expired (:meth:`look_again`)."""
-        if not any(notice in message for notice in _NOTICES):
+    async def told(self, session: HttpSession, message: bytes) -> bool:
+        """Whether ``message`` is told through Redis (else the caller emits it as any message): a
+        list change or resource update, which every copy of the session hears of, is stored once in
+        the session's standalone stream, which a GET follows wherever it is (see
+        :mod:`._redis_notices`). The session's *teller* (``<prefix>:teller:<id>``: the instance that
+        opened the session, first) sends it; when there is no teller (its copy ended) or it is gone
+        (its heartbeat, ``<prefix>:alive:<tag>``, expired: killed, say), the first copy to hear of a
+        notice becomes the teller (one Lua script). A copy that does not send a notice looks again
+        once a dead teller's heartbeat would have expired (:meth:`look_again`). Whoever sends it,
+        the notice is stored only if a change it tells was not stored before (:meth:`_store_once`).
+        Redis down: every copy sends it (twice rather than never)."""
+        if not any(notice in message for notice in NOTICES) or session.id is None:
+            return False
+        key, changes = notice_key(message), list[str]()
+        if key is not None and session.told is not None:
+            changes, session.told[key] = self.changes.since(key, session.told.get(key, session.told[""]))
+        if not await self._claim(session.id):
+            self.look_again(session, message, changes)
             return True
-        return await self._claim(session_id)
+        return await self._store_once(session, message, changes)
+
+    async def _store_once(self, session: HttpSession, message: bytes, changes: list[str]) -> bool:
+        """Store a notice telling ``changes`` unless another copy stored one telling them: whether
+        it is done (False: no change ids, or Redis failed: the caller emits it as any message)."""
+        store = session.store
+        if not changes or not isinstance(store, RedisEventStore):
+            return False
+        marks = [f"{self.prefix}:told:{session.id}:{change}" for change in changes]
+        try:
+            await store.store_once(session.standalone.id, message, marks, MARK_TTL)
+        except Exception as exc:
+            logger.debug("a notice was not stored once in Redis (sent as it is): %s", exc)
+            return False
+        return True
 
     async def _claim(self, session_id: str) -> bool:
         keys = (f"{self.prefix}:teller:{session_id}", f"{self.prefix}:alive:")
         try:
-            told = await self.client.eval(_TELLS, 1, keys[0], self.teller_tag, keys[1], self._ttl)
+            told = await self.client.eval(TELLS, 1, keys[0], self.teller_tag, keys[1], self._ttl)
             return bool(told)
         except Exception:
             return True
 
-    def look_again(self, session: HttpSession, message: bytes) -> None:
+    def look_again(self, session: HttpSession, message: bytes, changes: list[str]) -> None:
         """The teller was alive when ``message`` came; if it is gone once its heartbeat would have
-        expired, it may have died before telling: this copy becomes the teller and sends it
-        (late, and maybe twice, rather than never)."""
+        expired, it may have died before telling: this copy becomes the teller and sends it (late
+        rather than never; a no-op if the teller stored it after all)."""
 
         async def later() -> None:  # (a task: kept in _settling)
-            await anyio.sleep(_ALIVE_MS / 1000 + 0.25)
+            await anyio.sleep(ALIVE_MS / 1000 + 0.25)
             assert session.id is not None
-            if not session.closed and await self._claim(session.id):
+            if session.closed or not await self._claim(session.id):
+                return
+            if not await self._store_once(session, message, changes):
                 with contextlib.suppress(Exception):
                     await session.standalone.emit(message)
 
@@ -348,7 +377,7 @@ class RedisBackend:
             task.add_done_callback(self._settling.discard)
 
     async def become_teller(self, session_id: str) -> None:
-        """This instance opened the session: it sends the session's notices (see :meth:`tells`)."""
+        """This instance opened the session: it sends the session's notices (see :meth:`told`)."""
         try:
             await self.client.set(f"{self.prefix}:teller:{session_id}", self.teller_tag, ex=self._ttl)
         except Exception as exc:
@@ -368,9 +397,7 @@ class RedisBackend:
         one)."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
             try:
-                await self.client.eval(
-                    _STOP_TELLING, 1, f"{self.prefix}:teller:{session_id}", self.teller_tag
-                )
+                await self.client.eval(STOP_TELLING, 1, f"{self.prefix}:teller:{session_id}", self.teller_tag)
             except Exception as exc:
                 logger.debug("could not clear the teller of session %s: %s", session_id, exc)
 
@@ -379,8 +406,8 @@ class RedisBackend:
         key = f"{self.prefix}:alive:{self.tag}"
         while True:
             with contextlib.suppress(Exception):
-                await self.client.set(key, b"1", px=_ALIVE_MS)
-            await anyio.sleep(_ALIVE_MS / 4000)
+                await self.client.set(key, b"1", px=ALIVE_MS)
+            await anyio.sleep(ALIVE_MS / 4000)
 
     async def share_view(self, session: HttpSession) -> None:
         """A POST changed the session's subscriptions or log level: into the record, and to the

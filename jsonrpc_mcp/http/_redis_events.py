@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -25,6 +25,19 @@ logger = logging.getLogger("jsonrpc_mcp.http.redis")
 _ENTRY_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
 _STREAM_ID = re.compile(r"[A-Za-z0-9_]{1,32}")
 _BACKOFF = (0.1, 0.5, 1.0, 2.0)  # seconds between attempts to reach Redis again
+# store_event, unless no mark (KEYS[3]...) is new: each is set (for ARGV[4] seconds) if it was not;
+# KEYS[1]: the stream, KEYS[2]: the session's record; ARGV: message, max events, ttl, marks' ttl
+_STORE_ONCE = """
+local new = false
+for i = 3, #KEYS do
+  if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[4]) then new = true end
+end
+if not new then return false end
+local entry = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'm', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return entry
+"""
 
 
 class RedisEventStore:
@@ -62,6 +75,19 @@ class RedisEventStore:
             return f"{stream_id}:0-0"
         self._keys.add(key)
         return f"{stream_id}:{entry.decode('ascii')}"
+
+    async def store_once(self, stream_id: str, message: bytes, marks: Sequence[str], ttl: int) -> bool:
+        """Store the event unless it was stored already: one Lua script sets each of ``marks`` (keys
+        naming what the message tells, living ``ttl`` seconds) that was not set, and appends the
+        event only if one was new. True: stored now; False: another instance stored it (whatever
+        connection is attached follows the stream: nothing to write). Raises when Redis fails."""
+        key = f"{self._base}:{stream_id}"
+        args = (message, self._max, self._ttl, ttl)
+        entry = await self._client.eval(_STORE_ONCE, 2 + len(marks), key, self._record or key, *marks, *args)
+        if entry is None:
+            return False
+        self._keys.add(key)
+        return True
 
     async def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
         """(stream id, [(event id, message), ...] after it) from the Redis stream, or None if the

@@ -149,6 +149,9 @@ class HttpSession:
         # who opened it (a protected server: the token's client and subject); only they may use it
         self.principal: Any = None
         self.shared: tuple[frozenset[str], int] | None = None  # the view last published (Redis)
+        self.told: dict[str, int] | None = (
+            None  # Redis: per notice key, the last change told (._redis_notices)
+        )
         if table.redis is not None and session_id is not None:
             table.redis.bind(self)  # server-to-client requests answered through another instance
 
@@ -159,9 +162,8 @@ class HttpSession:
     # the endpoint's default channel: messages not tied to a request go to the standalone stream
     async def send(self, message: bytes) -> None:
         redis = self.table.redis
-        if redis is not None and self.id is not None and not await redis.tells(self.id, message):
-            redis.look_again(self, message)  # another copy of the session (its teller) sends it
-            return
+        if redis is not None and await redis.told(self, message):
+            return  # a notice every copy of the session hears of: stored once (or left to another)
         await self.standalone.emit(message)
 
     def shared_view(self) -> tuple[frozenset[str], int]:

@@ -631,9 +631,9 @@ class Server(Serving):
             threaded = {t.name for t in self.tools if not t.handler.is_async}
             self.threaded_tools.intersection_update(threaded)
             self.threaded_tools.update(threaded)
+        self.subscriptions.list_changed(kind)  # first: a Redis hub names the change for the notices
         for session in list(self._sessions):
             session.list_changed(kind)
-        self.subscriptions.list_changed(kind)
         for mount in self._mounted_in:
             mount.parent._changed(kind)
 

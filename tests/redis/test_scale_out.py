@@ -19,7 +19,7 @@ import pytest
 from tests import timeouts
 
 from ..http.modern.support import MODERN, headers_for, modern_request, send, valid
-from ..http.support import REPO, TIMEOUT, Spawned, SseReader, refused_port, spawned
+from ..http.support import REPO, START_TIMEOUT, TIMEOUT, Spawned, SseReader, refused_port, spawned
 from .servers import shared
 from .support import RedisServer
 
@@ -35,8 +35,16 @@ ENVELOPE = {
 
 @contextlib.contextmanager
 def instances(count: int, *options: str) -> Iterator[list[Spawned]]:
+    """``count`` instances, each started: an instance says where it listens before its lifespan
+    (Redis pinged, the bus subscribed) has run, and a test that stops Redis at once would stop it
+    under that startup (the instance exits). One readiness probe each: uvicorn answers it once the
+    startup is complete."""
     with contextlib.ExitStack() as stack:
-        yield [stack.enter_context(spawned(TARGET, *options)) for _ in range(count)]
+        started = [stack.enter_context(spawned(TARGET, *options)) for _ in range(count)]
+        for instance in started:
+            ready = httpx.get(instance.url + "/readyz", timeout=START_TIMEOUT)
+            assert ready.status_code == 200, (ready.text, instance.stderr())
+        yield started
 
 
 @contextlib.asynccontextmanager
