@@ -97,13 +97,19 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         sys.stderr.write(f"jsonrpc-mcp: {exc}\n")
         return 2
     common.update(loop=loop, http=http)
-    # listening before the line below says so: a client that reads it may connect at once (the
-    # --workers processes share this socket, so that --port 0 serves on the port announced)
+    # listening before the line that says so: a client that reads it may connect at once (the
+    # --workers processes share this socket, so that --port 0 serves on the port announced). One
+    # process says it once its startup (Redis, the lifespan) is done: a startup that fails is then
+    # never announced; the workers' supervisor says it before they start theirs.
     sock.listen(common.get("backlog", 2048))
-    sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
-    sys.stderr.write(f"jsonrpc-mcp: event loop {loop}, HTTP parser {http}\n")
-    sys.stderr.flush()
+
+    def announce() -> None:
+        sys.stderr.write(f"jsonrpc-mcp: serving {server.name} at {url}\n")
+        sys.stderr.write(f"jsonrpc-mcp: event loop {loop}, HTTP parser {http}\n")
+        sys.stderr.flush()
+
     if options.workers > 1:
+        announce()
         # each worker process imports the app afresh: hand it the target and the options, and one
         # requestState key, so that a multi round-trip retry may land on any worker (with --redis,
         # each adopts the one kept in Redis, shared with the other machines too)
@@ -131,7 +137,7 @@ def serve_http(server: Server, options: argparse.Namespace, *, target: str, targ
         return 0
     app = McpHttpApp(server, auth=settings, **_app_options(options))
     config = uvicorn.Config(app, **common)
-    _GracefulServer(config, app, getattr(options, "drain_delay", 0.0)).run(sockets=[sock])
+    _GracefulServer(config, app, getattr(options, "drain_delay", 0.0), announce).run(sockets=[sock])
     return 0
 
 
@@ -232,10 +238,23 @@ class _GracefulServer(uvicorn.Server):
     still accepts some; then the shutdown proper begins. A second signal, or SIGINT, skips the wait.
     """
 
-    def __init__(self, config: uvicorn.Config, app: McpHttpApp, drain_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        app: McpHttpApp,
+        drain_delay: float = 0.0,
+        started: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(config)
         self.mcp_app = app
         self._shutdown = _Shutdown(app, drain_delay, super().handle_exit)
+        self._started = started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's, then ``started`` (the line saying where it serves) unless startup failed."""
+        await super().startup(sockets)
+        if self._started is not None and not self.should_exit:
+            self._started()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         # a signal handler may run between any two bytecodes of the loop: schedule, don't act here
