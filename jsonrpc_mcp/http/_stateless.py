@@ -67,6 +67,23 @@ _WATCH_AFTER = 0.02  # seconds before a modern request's connection is watched f
 INVALID_REQUEST = INVALID_REQUEST
 
 
+class _Unscoped:
+    """The cancel scope of a request that cannot wait (``Router.cannot_wait``): it runs from its
+    start to its answer without the event loop running anything else, so no cancellation could
+    reach it half-way and no anyio cancel scope (several microseconds a request) is set up. A
+    cancellation asked for (its client closed an SSE response that its own sends opened) is only
+    recorded: the request ends as a cancelled one does (202, its answer dropped), and its own sends
+    to the departed client return at once meanwhile."""
+
+    __slots__ = ("cancel_called",)
+
+    def __init__(self) -> None:
+        self.cancel_called = False
+
+    def cancel(self) -> None:
+        self.cancel_called = True
+
+
 class _ModernCall:
     """One modern request served directly (no session, no endpoint): the Outbound its handler talks
     through (what it sends goes to its own response), the owner of a listen subscription it opens,
@@ -91,7 +108,7 @@ class _ModernCall:
         self,
         channel: _PostChannel,
         receive: Receive,
-        scope: anyio.CancelScope,
+        scope: anyio.CancelScope | _Unscoped,
         listen: bool,
         keepalive: float,
     ) -> None:
@@ -249,15 +266,21 @@ class StatelessHttp:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
-        cancel = anyio.CancelScope() if loop is None or self._scope_type is None else self._scope_type()
+        cancel: anyio.CancelScope | _Unscoped
+        if loop is not None and self.server.router.cannot_wait(tool):
+            cancel = _Unscoped()  # (nothing can cancel it before it is answered)
+        elif loop is None or self._scope_type is None:
+            cancel = anyio.CancelScope()
+        else:  # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
+            cancel = self._scope_type()
         call = _ModernCall(channel, receive, cancel, listen, self.keepalive)
         self.posts.add(call)
         if listen and self.life.shutting_down.is_set():
             self.server.subscriptions.end_all(owner=call)  # answered at once
         try:
             if loop is not None:
-                self._scope_type = type(cancel)
+                if not isinstance(cancel, _Unscoped):
+                    self._scope_type = type(cancel)
                 # Closing the response cancels the request, but most requests are answered before a
                 # client could close anything: the watcher starts once the request has run for
                 # _WATCH_AFTER (one sweep per interval finds those, rather than a timer per request),
@@ -322,15 +345,28 @@ class StatelessHttp:
         answer: bytes | None = None
         status = 200
         scope = call.scope
-        with scope:
-            try:
-                rc = RequestContext(request, call, scope)
-                # the server's one dispatch point: its middleware, then the stateless dispatcher
-                result = await self.server.router.serve_stateless(request, rc, call, "http", envelope, tool)
-            except Exception as exc:  # (no local may keep it: its traceback holds this frame)
-                answer, status = self._error_answer(request, exc, envelope[0])
-            else:
-                answer = codec.encode_answer(request, result)
+        if isinstance(scope, _Unscoped):  # it cannot wait (see _Unscoped)
+            answer, status = await self._answer(request, call, None, envelope, tool)
+        else:
+            with scope:
+                answer, status = await self._answer(request, call, scope, envelope, tool)
         if scope.cancel_called:
             return None, 202
         return answer, status
+
+    async def _answer(
+        self,
+        request: Request,
+        call: _ModernCall,
+        scope: anyio.CancelScope | None,
+        envelope: Envelope,
+        tool: Tool | None,
+    ) -> tuple[bytes, int]:
+        """Serve the request: its encoded answer (or error) and HTTP status."""
+        try:
+            rc = RequestContext(request, call, scope)
+            # the server's one dispatch point: its middleware, then the stateless dispatcher
+            result = await self.server.router.serve_stateless(request, rc, call, "http", envelope, tool)
+        except Exception as exc:  # (no local may keep it: its traceback holds this frame)
+            return self._error_answer(request, exc, envelope[0])
+        return codec.encode_answer(request, result), 200

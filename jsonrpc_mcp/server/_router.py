@@ -26,6 +26,7 @@ from ._boundary import to_wire
 from ._handshake import serve_handshake
 from ._pipeline import Call, CallNext, Middleware, chain
 from ._stateless import Envelope, read_envelope, serve_checked, serve_modern
+from ._waits import never_waits
 
 if TYPE_CHECKING:
     from ._registry import Tool
@@ -93,6 +94,13 @@ class Router:
             if type(meta) is dict and wire.PROTOCOL_VERSION in meta:
                 return True
         return t is Request and message.method in eras.modern_only  # type: ignore[union-attr]
+
+    def cannot_wait(self, tool: Tool | None) -> bool:
+        """Whether serving a stateless ``tools/call`` of ``tool`` (the one it names, found by the
+        transport) can never wait, so that nothing can cancel it before it is answered: no
+        middleware runs, and the tool is an ``async def`` with no ``await`` in it (see
+        :mod:`._waits`). The HTTP transport serves such a request without a cancel scope."""
+        return tool is not None and not self.middleware and never_waits(tool.handler)
 
     def revision(self, version: str) -> Revision | None:
         """The revision named ``version`` if the server serves it (either era)."""
