@@ -95,6 +95,13 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+async def _respond_json(send: Send, status: int, body: bytes) -> None:
+    """:func:`_respond` of a JSON body with no other header (an answer: the hot path's response)."""
+    headers = [(b"content-type", JSON), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _error(
     send: Send, status: int, code: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:

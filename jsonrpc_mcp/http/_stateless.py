@@ -50,7 +50,18 @@ from ..server._router import wire_error
 from ..server._stateless import Envelope, read_envelope
 from ..transports.sse import KEEPALIVE
 from ..wire import LISTEN, TOOLS_CALL
-from ._asgi import EVENT_STREAM, Receive, Scope, Send, _accepts, _error, _headers, _reject, _respond
+from ._asgi import (
+    EVENT_STREAM,
+    Receive,
+    Scope,
+    Send,
+    _accepts,
+    _error,
+    _headers,
+    _reject,
+    _respond,
+    _respond_json,
+)
 from ._headers import check_notification, check_request, mcp_headers
 from ._health import Lifecycle
 from ._streamable import _PostChannel
@@ -292,13 +303,19 @@ class StatelessHttp:
                     self._sweeping = loop
                     loop.call_later(_WATCH_AFTER, self._sweep, loop)
                 try:
-                    answer, status = await self._run(request, call, envelope, tool)
+                    if isinstance(cancel, _Unscoped):  # it cannot wait (see _Unscoped)
+                        answer, status = await self._answer(request, call, None, envelope, tool)
+                        if cancel.cancel_called:
+                            answer, status = None, 202
+                    else:
+                        answer, status = await self._run(request, call, cancel, envelope, tool)
                 finally:
                     call.stop()
             else:
+                assert not isinstance(cancel, _Unscoped)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(call.watch)
-                    answer, status = await self._run(request, call, envelope, tool)
+                    answer, status = await self._run(request, call, cancel, envelope, tool)
                     tg.cancel_scope.cancel()
         finally:
             self.posts.discard(call)
@@ -307,7 +324,7 @@ class StatelessHttp:
         elif answer is None:  # cancelled: the client is gone, and nobody reads this
             await _respond(send, 202)
         else:
-            await _respond(send, status, answer)
+            await _respond_json(send, status, answer)
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start watching the modern requests served on ``loop`` for _WATCH_AFTER or longer; again
@@ -336,20 +353,21 @@ class StatelessHttp:
         return codec.encode_error(request.id, error), status
 
     async def _run(
-        self, request: Request, call: _ModernCall, envelope: Envelope, tool: Tool | None
+        self,
+        request: Request,
+        call: _ModernCall,
+        scope: anyio.CancelScope,
+        envelope: Envelope,
+        tool: Tool | None,
     ) -> tuple[bytes | None, int]:
-        """Run the request under its cancel scope: its encoded answer and HTTP status (an error gets
-        the status the revision assigns to its code); no answer when it was cancelled. ``envelope``:
-        the protocol version, client capabilities and ``_meta`` :meth:`post` checked; ``tool``: the
-        tool a ``tools/call`` names, if :meth:`post` looked it up."""
+        """Run the request under its cancel scope: its encoded answer and HTTP status (see
+        :meth:`_answer`); no answer when it was cancelled. ``envelope``: the protocol version, client
+        capabilities and ``_meta`` :meth:`post` checked; ``tool``: the tool a ``tools/call``
+        names, if :meth:`post` looked it up."""
         answer: bytes | None = None
-        status = 200
-        scope = call.scope
-        if isinstance(scope, _Unscoped):  # it cannot wait (see _Unscoped)
-            answer, status = await self._answer(request, call, None, envelope, tool)
-        else:
-            with scope:
-                answer, status = await self._answer(request, call, scope, envelope, tool)
+        status = 202
+        with scope:
+            answer, status = await self._answer(request, call, scope, envelope, tool)
         if scope.cancel_called:
             return None, 202
         return answer, status
@@ -362,7 +380,8 @@ class StatelessHttp:
         envelope: Envelope,
         tool: Tool | None,
     ) -> tuple[bytes, int]:
-        """Serve the request: its encoded answer (or error) and HTTP status."""
+        """Serve the request: its encoded answer and HTTP status (an error gets the status the
+        revision assigns to its code)."""
         try:
             rc = RequestContext(request, call, scope)
             # the server's one dispatch point: its middleware, then the stateless dispatcher
