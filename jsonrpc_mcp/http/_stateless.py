@@ -288,6 +288,7 @@ class StatelessHttp:
         self.posts.add(call)
         if listen and self.life.shutting_down.is_set():
             self.server.subscriptions.end_all(owner=call)  # answered at once
+        answer: bytes | None
         try:
             if loop is not None:
                 if not isinstance(cancel, _Unscoped):
