@@ -44,7 +44,7 @@ from ..jsonrpc.errors import (
     InvalidParams,
     JsonRpcError,
 )
-from ..jsonrpc.messages import ErrorResponse, Incoming, Notification, Request, Response
+from ..jsonrpc.messages import Incoming, Notification, Request
 from ..revisions import Revision
 from ..server._router import wire_error
 from ..server._stateless import Envelope, read_envelope
@@ -97,8 +97,9 @@ class _Unscoped:
 
 class _ModernCall:
     """One modern request served directly (no session, no endpoint): the Outbound its handler talks
-    through (what it sends goes to its own response), the owner of a listen subscription it opens,
-    and the watcher that cancels it when the client closes the response.
+    through (what it sends goes to its own response, through a channel made at its first message:
+    most requests send none), the owner of a listen subscription it opens, and the watcher that
+    cancels it when the client closes the response.
 
     Made of slots and bound methods, not closures: a request leaves no reference cycle behind
     (``stop`` breaks the one with its channel), so it is freed at once, not by the cyclic GC."""
@@ -106,34 +107,50 @@ class _ModernCall:
     __slots__ = (
         "__weakref__",
         "channel",
+        "json_only",
         "keepalive",
         "listen",
         "loop",
         "receive",
         "scope",
+        "send",
         "since",
         "watcher",
     )
 
     def __init__(
         self,
-        channel: _PostChannel,
+        send: Send,
+        json_only: bool,
         receive: Receive,
         scope: anyio.CancelScope | _Unscoped,
         listen: bool,
         keepalive: float,
     ) -> None:
-        self.channel = channel
+        self.send = send
+        self.json_only = json_only  # the app's json_response
         self.receive = receive
         self.scope = scope
-        self.listen = listen  # subscriptions/listen: its stream is kept alive with comment lines
+        self.listen = listen  # subscriptions/listen: SSE always, kept alive with comment lines
         self.keepalive = keepalive
+        self.channel: _PostChannel | None = None  # made by the first message (see open_channel)
         self.watcher: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # asyncio: the loop serving it
         self.since = 0.0  # asyncio: when it started (loop time)
 
+    def open_channel(self) -> _PostChannel:
+        """The request's channel: what it sends before its answer (the response turns SSE then,
+        unless the app answers JSON only and this is no listen request)."""
+        channel = self.channel
+        if channel is None:
+            channel = self.channel = _PostChannel(self.json_only, 0, None, self.send, [])
+            channel.force_sse = self.listen
+            if self.loop is not None:  # asyncio: watch from the moment the response is a stream
+                channel.on_open = self.start_watching
+        return channel
+
     async def notify(self, method: str, params: Any = None) -> None:
-        await self.channel.send(codec.encode_notification(method, params))
+        await self.open_channel().send(codec.encode_notification(method, params))
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         # a Context never gets here (a modern request's asks are multi round-trip); a raw caller does
@@ -153,7 +170,7 @@ class _ModernCall:
                     pass
                 self.scope.cancel()
                 return
-            stream = self.channel.stream
+            stream = self.channel.stream if self.channel is not None else None
             if stream is not None:
                 await stream.write_raw(KEEPALIVE)
 
@@ -163,7 +180,8 @@ class _ModernCall:
         if self.watcher is not None:
             self.watcher.cancel()
             self.watcher = None
-        self.channel.on_open = None
+        if self.channel is not None:
+            self.channel.on_open = None
 
 
 def _repeated(revision: Revision, repeated: str | None) -> str | None:
@@ -208,35 +226,12 @@ class StatelessHttp:
         """A POST the router decided is stateless (decoded by the app): its headers checked against
         its body, then served on its own; answered as JSON with its status, or as the SSE stream its
         handler opened."""
-        if type(message) is list:
-            await _error(
-                send,
-                400,
-                INVALID_REQUEST,
-                "Invalid Request: the stateless protocol revisions have no batches",
-            )
+        if type(message) is not Request:
+            await self._not_a_request(scope, send, message)
             return
-        if type(message) is Response or type(message) is ErrorResponse:
-            await _error(
-                send,
-                400,
-                INVALID_REQUEST,
-                "Invalid Request: a client of the stateless protocol revisions sends no responses",
-            )
-            return
+        request: Request = message
         headers, repeated = mcp_headers(scope["headers"], _headers(scope))
         router = self.server.router
-        if type(message) is Notification:
-            rules = router.stateless_rules()  # (a notification names no revision the headers answer to)
-            assert rules is not None
-            problem = _repeated(rules, repeated) or check_notification(message, headers, rules)
-            if problem is not None:
-                await _reject(send, 400, None, JsonRpcError(problem, code=_mismatch_code(rules)))
-            else:
-                await _respond(send, 202)  # no client notification means anything here (no sessions)
-            return
-        assert type(message) is Request
-        request: Request = message
         envelope = read_envelope(request)  # (the one reading of the envelope, shared with stdio)
         if isinstance(envelope, str):
             await _reject(send, 400, request.id, InvalidParams(envelope))
@@ -271,8 +266,6 @@ class StatelessHttp:
             )
             return
         # Served directly: no session, no endpoint, one ServerSession made from its envelope.
-        channel = _PostChannel(self.json_response, 0, None, send, [])
-        channel.force_sse = listen
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -284,7 +277,7 @@ class StatelessHttp:
             cancel = anyio.CancelScope()
         else:  # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
             cancel = self._scope_type()
-        call = _ModernCall(channel, receive, cancel, listen, self.keepalive)
+        call = _ModernCall(send, self.json_response, receive, cancel, listen, self.keepalive)
         self.posts.add(call)
         if listen and self.life.shutting_down.is_set():
             self.server.subscriptions.end_all(owner=call)  # answered at once
@@ -299,7 +292,6 @@ class StatelessHttp:
                 # or at once when the response becomes a stream.
                 call.loop = loop
                 call.since = loop.time()
-                channel.on_open = call.start_watching
                 if self._sweeping is not loop:
                     self._sweeping = loop
                     loop.call_later(_WATCH_AFTER, self._sweep, loop)
@@ -320,12 +312,42 @@ class StatelessHttp:
                     tg.cancel_scope.cancel()
         finally:
             self.posts.discard(call)
-        if channel.stream is not None:
+        channel = call.channel
+        if channel is not None and channel.stream is not None:
             await channel.finish(answer)
         elif answer is None:  # cancelled: the client is gone, and nobody reads this
             await _respond(send, 202)
         else:
             await _respond_json(send, status, answer)
+
+    async def _not_a_request(self, scope: Scope, send: Send, message: Incoming | list[Incoming]) -> None:
+        """A batch or a response (refused: 400), or a notification (202 once its headers agree)."""
+        if type(message) is list:
+            await _error(
+                send,
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: the stateless protocol revisions have no batches",
+            )
+            return
+        if type(message) is not Notification:
+            await _error(
+                send,
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: a client of the stateless protocol revisions sends no responses",
+            )
+            return
+        headers, repeated = mcp_headers(scope["headers"], _headers(scope))
+        rules = (
+            self.server.router.stateless_rules()
+        )  # (a notification names no revision the headers answer to)
+        assert rules is not None
+        problem = _repeated(rules, repeated) or check_notification(message, headers, rules)
+        if problem is not None:
+            await _reject(send, 400, None, JsonRpcError(problem, code=_mismatch_code(rules)))
+        else:
+            await _respond(send, 202)  # no client notification means anything here (no sessions)
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start watching the modern requests served on ``loop`` for _WATCH_AFTER or longer; again
