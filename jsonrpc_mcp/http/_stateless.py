@@ -62,7 +62,7 @@ from ._asgi import (
     _respond,
     _respond_json,
 )
-from ._headers import check_notification, check_request, mcp_headers
+from ._headers import check_notification, check_request, mcp_headers, routing_agrees
 from ._health import Lifecycle
 from ._streamable import _PostChannel
 
@@ -230,7 +230,6 @@ class StatelessHttp:
             await self._not_a_request(scope, send, message)
             return
         request: Request = message
-        headers, repeated = mcp_headers(scope["headers"], _headers(scope))
         router = self.server.router
         envelope = read_envelope(request)  # (the one reading of the envelope, shared with stdio)
         if isinstance(envelope, str):
@@ -240,22 +239,21 @@ class StatelessHttp:
         # the header rules of the revision the body names (of the latest served, if it names another)
         revision = router.stateless_rules(version)
         assert revision is not None
-        problem = _repeated(revision, repeated)
         tool = None
-        if problem is None:
-            params = request.params
-            if (
-                revision.has_routing_headers
-                and request.method == TOOLS_CALL
-                and type(params) is dict
-                and type(params.get("name")) is str
-            ):
-                # for its x-mcp-header parameters; handed on, so that it is looked up once
-                tool = self.server.tools.get(params["name"])
-            problem = check_request(request, version, headers, tool, revision)
-        if problem is not None:
-            await _reject(send, 400, request.id, JsonRpcError(problem, code=_mismatch_code(revision)))
-            return
+        params = request.params
+        if revision.has_routing_headers and request.method == TOOLS_CALL and type(params) is dict:
+            name = params.get("name")
+            if type(name) is str:  # for its x-mcp-header parameters; handed on: looked up once
+                tool = self.server.tools.get(name)
+        raw_headers, index = scope["headers"], _headers(scope)
+        if not routing_agrees(raw_headers, index, request, version, tool, revision):  # (the common case)
+            headers, repeated = mcp_headers(raw_headers, index)
+            problem = _repeated(revision, repeated) or check_request(
+                request, version, headers, tool, revision
+            )
+            if problem is not None:
+                await _reject(send, 400, request.id, JsonRpcError(problem, code=_mismatch_code(revision)))
+                return
         listen = request.method == LISTEN
         if listen and not _accepts(scope, EVENT_STREAM):
             await _error(
