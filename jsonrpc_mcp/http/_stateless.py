@@ -276,40 +276,25 @@ class StatelessHttp:
         else:  # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
             cancel = self._scope_type()
         call = _ModernCall(send, self.json_response, receive, cancel, listen, self.keepalive)
-        self.posts.add(call)
-        if listen and self.life.shutting_down.is_set():
-            self.server.subscriptions.end_all(owner=call)  # answered at once
         answer: bytes | None
-        try:
-            if loop is not None:
-                if not isinstance(cancel, _Unscoped):
-                    self._scope_type = type(cancel)
-                # Closing the response cancels the request, but most requests are answered before a
-                # client could close anything: the watcher starts once the request has run for
-                # _WATCH_AFTER (one sweep per interval finds those, rather than a timer per request),
-                # or at once when the response becomes a stream.
-                call.loop = loop
-                call.since = loop.time()
-                if self._sweeping is not loop:
-                    self._sweeping = loop
-                    loop.call_later(_WATCH_AFTER, self._sweep, loop)
-                try:
-                    if isinstance(cancel, _Unscoped):  # it cannot wait (see _Unscoped)
-                        answer, status = await self._answer(request, call, None, envelope, tool)
-                        if cancel.cancel_called:
-                            answer, status = None, 202
-                    else:
-                        answer, status = await self._run(request, call, cancel, envelope, tool)
-                finally:
-                    call.stop()
-            else:
-                assert not isinstance(cancel, _Unscoped)
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(call.watch)
-                    answer, status = await self._run(request, call, cancel, envelope, tool)
-                    tg.cancel_scope.cancel()
-        finally:
-            self.posts.discard(call)
+        if isinstance(cancel, _Unscoped):
+            # It cannot wait (see _Unscoped): no sweep needs to find it (it is answered before the
+            # next one); its watcher starts if its response becomes a stream (its own log records).
+            call.loop = loop
+            try:
+                answer, status = await self._answer(request, call, None, envelope, tool)
+            finally:
+                call.stop()
+            if cancel.cancel_called:
+                answer, status = None, 202
+        else:
+            self.posts.add(call)
+            if listen and self.life.shutting_down.is_set():
+                self.server.subscriptions.end_all(owner=call)  # answered at once
+            try:
+                answer, status = await self._watched(request, call, cancel, loop, envelope, tool)
+            finally:
+                self.posts.discard(call)
         channel = call.channel
         if channel is not None and channel.stream is not None:
             await channel.finish(answer)
@@ -317,6 +302,37 @@ class StatelessHttp:
             await _respond(send, 202)
         else:
             await _respond_json(send, status, answer)
+
+    async def _watched(
+        self,
+        request: Request,
+        call: _ModernCall,
+        cancel: anyio.CancelScope,
+        loop: asyncio.AbstractEventLoop | None,
+        envelope: Envelope,
+        tool: Tool | None,
+    ) -> tuple[bytes | None, int]:
+        """Run the request under its cancel scope, watched for the client closing its response."""
+        if loop is None:  # (trio) the watcher is a task of a task group
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call.watch)
+                answer, status = await self._run(request, call, cancel, envelope, tool)
+                tg.cancel_scope.cancel()
+            return answer, status
+        self._scope_type = type(cancel)
+        # Closing the response cancels the request, but most requests are answered before a client
+        # could close anything: the watcher starts once the request has run for _WATCH_AFTER (one
+        # sweep per interval finds those, rather than a timer per request), or at once when the
+        # response becomes a stream.
+        call.loop = loop
+        call.since = loop.time()
+        if self._sweeping is not loop:
+            self._sweeping = loop
+            loop.call_later(_WATCH_AFTER, self._sweep, loop)
+        try:
+            return await self._run(request, call, cancel, envelope, tool)
+        finally:
+            call.stop()
 
     async def _not_a_request(self, scope: Scope, send: Send, message: Incoming | list[Incoming]) -> None:
         """A batch or a response (refused: 400), or a notification (202 once its headers agree)."""
