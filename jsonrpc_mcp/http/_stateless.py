@@ -10,7 +10,10 @@ against the body first (:mod:`._headers`: 400 and -32020 on any disagreement), t
 to the server's one dispatch point (``Router.serve_stateless``: its middleware, then the stateless
 dispatcher) under its own cancel scope, with a :class:`_ModernCall` as its outbound (no HTTP
 session, no JSON-RPC endpoint: the hot path of stateless serving builds one ServerSession and
-nothing else, and leaves no reference cycle for the GC). The lazy JSON-vs-SSE choice is that of a
+nothing else, and leaves no reference cycle for the GC). A request that cannot wait
+(``Router.cannot_wait``: a ``tools/call`` of an ``async def`` tool with no ``await``, no
+middleware) gets no cancel scope (:class:`_Unscoped`): nothing can run while it does, so nothing
+could cancel it. The lazy JSON-vs-SSE choice is that of a
 session's POST (:mod:`._streamable`), with three differences: closing the response (SSE or not)
 cancels the request; ``subscriptions/listen`` is always answered with SSE, kept alive with comment
 lines and ended gracefully (its final result) when the app shuts down; an error answered as JSON
@@ -23,8 +26,9 @@ Whether a POST is stateless is not decided here: the app asks the server's route
 ``x-mcp-header`` parameters), and handed to the router with the request.
 
 This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`StatelessHttp.post`
-and :meth:`StatelessHttp._run` are kept lean on purpose (no closures, no task group on asyncio, one
-watcher sweep per interval rather than a timer per request).
+and :meth:`StatelessHttp._answer` are kept lean on purpose (no closures, no task group on asyncio,
+one watcher sweep per interval rather than a timer per request, a request's channel made only when
+it sends something, the routing headers decided by one look-up in the common case).
 """
 
 from __future__ import annotations
