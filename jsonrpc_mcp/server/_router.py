@@ -148,8 +148,9 @@ class Router:
         its header checks), so that it is looked up once."""
         try:
             if not self.middleware:
+                version, capabilities, meta = envelope  # (positional: the hot path's call)
                 return await serve_checked(
-                    self.server, request, rc, outbound, *envelope, tool=tool, transport=transport
+                    self.server, request, rc, outbound, version, capabilities, meta, tool, transport
                 )
             return await self._stateless_call(request, rc, outbound, transport, envelope, tool)
         except Exception as exc:
