@@ -95,6 +95,13 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+async def _respond_json(send: Send, status: int, body: bytes) -> None:
+    """:func:`_respond` of a JSON body with no other header (an answer: the hot path's response)."""
+    headers = [(b"content-type", JSON), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _error(
     send: Send, status: int, code: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
@@ -118,49 +125,57 @@ async def _read_body(
     declared = _header(scope, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
-    deadline = None if timeout is None else time.monotonic() + timeout
+    deadline: float | None = None
     chunks: list[bytes] = []
     size = 0
     while True:
-        if deadline is None:
+        if timeout is None:
             message = await receive()
         else:
-            assert timeout is not None
-            message = await _receive_by(receive, deadline, timeout)
+            # (see below: the first step taken here; a timer only when receive() has to wait)
+            pending = receive()
+            if type(pending) is types.CoroutineType:
+                try:
+                    yielded = pending.send(None)
+                except StopIteration as done:
+                    message = done.value
+                else:
+                    if deadline is None:
+                        deadline = time.monotonic() + timeout
+                    message = await _wait_by(_Resumed(pending, yielded), deadline, timeout)
+            else:  # some other awaitable: no first step to take
+                if deadline is None:
+                    deadline = time.monotonic() + timeout
+                message = await _wait_by(pending, deadline, timeout)
         if message["type"] == "http.disconnect":
             raise _Disconnected
         chunk = message.get("body", b"")
+        if not message.get("more_body", False) and not chunks:  # the whole body in one message
+            return chunk if len(chunk) <= limit else None
+        if deadline is None and timeout is not None:  # reading began just now, as far as time tells
+            deadline = time.monotonic() + timeout
         size += len(chunk)
         if size > limit:
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return b"".join(chunks)
 
 
 # Theory of operation of the deadline. A cancel scope costs several microseconds to set up and tear
 # down, on every POST, while nearly every body is already in the server's buffer when the app asks
 # for it (it came in the segment that carried the headers), so receive() answers without waiting.
-# _receive_by therefore takes the first step of receive()'s coroutine itself: finished at once, it
-# is the message and no timer was ever armed. Only when receive() has to wait (it yielded to the
-# event loop) is the rest of it awaited under a cancel scope ending at the deadline; _Resumed
-# forwards the event loop's sends and throws (a cancellation included) to that coroutine, which is
-# exactly what an ``await`` of it would have done from its second step on.
-async def _receive_by(receive: Receive, deadline: float, timeout: float) -> Message:
-    """``await receive()``, or :class:`_BodyTimeout` if it has not answered by ``deadline``."""
-    pending = receive()
-    if not isinstance(pending, types.CoroutineType):  # some other awaitable: no first step to take
-        with anyio.move_on_after(deadline - time.monotonic()):
-            return await pending
-        raise _BodyTimeout(timeout)
-    try:
-        yielded = pending.send(None)
-    except StopIteration as done:  # the message was there: the common case
-        message: Message = done.value
-        return message
+# _read_body therefore takes the first step of receive()'s coroutine itself: finished at once, it
+# is the message, no timer was ever armed and the clock was not even read (the deadline counts
+# from the first wait, microseconds after reading began). Only when receive() has to wait (it
+# yielded to the event loop) is the rest of it awaited under a cancel scope ending at the
+# deadline; _Resumed forwards the event loop's sends and throws (a cancellation included) to that
+# coroutine, which is exactly what an ``await`` of it would have done from its second step on.
+async def _wait_by(pending: Awaitable[Message], deadline: float, timeout: float) -> Message:
+    """``await pending`` (the rest of a ``receive()``), or :class:`_BodyTimeout` if it has not
+    answered by ``deadline``."""
     with anyio.move_on_after(deadline - time.monotonic()):
-        waited: Message = await _Resumed(pending, yielded)
-        return waited
+        return await pending
     raise _BodyTimeout(timeout)
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "decode_value",
     "header_parameters",
     "mcp_headers",
+    "routing_agrees",
     "tool_parameters",
 ]
 
@@ -89,9 +90,12 @@ def mcp_headers(
 _SHAPES: dict[tuple[bytes, ...], tuple[tuple[bytes, str], ...] | None] = {}
 
 
-def _known_only(index: dict[bytes, bytes], headers: Iterable[tuple[bytes, bytes]]) -> dict[str, bytes] | None:
-    """The ``MCP-*`` headers when every one of them is a routing header, once and in lower case;
-    None otherwise. Decided once per set of header names (see :func:`_shape`)."""
+def _plan(
+    index: dict[bytes, bytes], headers: Iterable[tuple[bytes, bytes]]
+) -> tuple[tuple[bytes, str], ...] | None:
+    """The routing headers to read (raw and lower-case name) when they are the only ``MCP-*``
+    headers, each once and in lower case; None otherwise. Decided once per set of header names
+    (see :func:`_shape`)."""
     if not isinstance(headers, (list, tuple)) or len(index) != len(headers):
         return None  # a name repeated exactly (or headers that cannot be counted)
     names = tuple(index)
@@ -103,6 +107,13 @@ def _known_only(index: dict[bytes, bytes], headers: Iterable[tuple[bytes, bytes]
             _SHAPES[names] = plan
     except TypeError:  # names that are not bytes: the loop decides
         return None
+    return plan
+
+
+def _known_only(index: dict[bytes, bytes], headers: Iterable[tuple[bytes, bytes]]) -> dict[str, bytes] | None:
+    """The ``MCP-*`` headers when every one of them is a routing header, once and in lower case;
+    None otherwise."""
+    plan = _plan(index, headers)
     if plan is None:
         return None
     found: dict[str, bytes] = {}
@@ -128,6 +139,48 @@ def _shape(index: dict[bytes, bytes]) -> tuple[tuple[bytes, str], ...] | None:
 # (header value, body value) pairs known to match as the same plain visible ASCII text (methods,
 # versions, names: few distinct ones; long values and a flood are not kept)
 _PLAIN: set[tuple[bytes, str]] = set()
+# the raw (MCP-Protocol-Version, Mcp-Method, Mcp-Name) values of a request whose three pairs were all
+# in _PLAIN -> the body's (version, method, name) they matched (see routing_agrees)
+_AGREED: dict[tuple[bytes, bytes, bytes], tuple[str, str, str]] = {}
+_RAW_VERSION, _RAW_METHOD, _RAW_NAME = (name.encode("latin-1") for name in (VERSION, MCP_METHOD, MCP_NAME))
+
+
+def routing_agrees(
+    headers: Iterable[tuple[bytes, bytes]],
+    index: dict[bytes, bytes],
+    request: Request,
+    version: str,
+    tool: Tool | None,
+    revision: Revision,
+) -> bool:
+    """Whether a request's headers surely agree with its body, decided by one look-up (the common
+    case): its only ``MCP-*`` headers are the three routing ones, once each and in lower case, with
+    values seen before to match the same ``version``, method and name as plain text (which is what
+    :func:`check_request` then found), and ``tool`` has no ``x-mcp-header`` parameters. False
+    decides nothing: :func:`mcp_headers` and :func:`check_request` do."""
+    if not (revision.has_protocol_version_header and revision.has_routing_headers):
+        return False
+    plan = _plan(index, headers)
+    params = request.params
+    key = NAMED_BY.get(request.method)
+    if plan is None or len(plan) != 3 or key is None or type(params) is not dict:
+        return False
+    try:
+        known = _AGREED.get((index[_RAW_VERSION], index[_RAW_METHOD], index[_RAW_NAME]))
+    except TypeError:  # values that are not bytes
+        return False
+    if known is None or known != (version, request.method, params.get(key)):
+        return False
+    return tool is None or not tool_parameters(tool)
+
+
+def _agreed(raw: tuple[bytes | None, bytes | None, bytes | None], text: tuple[str, str, str]) -> None:
+    """Remember raw routing header values whose three pairs are in _PLAIN (see routing_agrees)."""
+    v, m, n = raw
+    if v is None or m is None or n is None or len(_AGREED) >= 512:
+        return
+    if (v, text[0]) in _PLAIN and (m, text[1]) in _PLAIN and (n, text[2]) in _PLAIN:
+        _AGREED[(v, m, n)] = text
 
 
 def _compare(header: str, raw: bytes | None, expected: str) -> str | None:
@@ -183,6 +236,8 @@ def check_request(
                 problem = _compare("Mcp-Name", raw, named)
                 if problem is not None:
                     return problem
+            if revision.has_protocol_version_header:  # all three agree: next time, one look-up
+                _agreed((headers.get(VERSION), headers.get(MCP_METHOD), raw), (version, method, named))
     if tool is not None:
         parameters = tool_parameters(tool)
         arguments = params.get("arguments")

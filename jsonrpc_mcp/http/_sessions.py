@@ -99,6 +99,8 @@ class SessionTable:
     def reap_idle(self, *, now_or_never: bool = False) -> None:
         """End the sessions idle for longer than the timeout (looked at every few seconds at most,
         or at once with ``now_or_never``: a new session needs room)."""
+        if not self.sessions:  # (2026-07-28 traffic opens none: its POSTs never read the clock here)
+            return
         now = time.monotonic()
         if not now_or_never and now - self._last_reap < min(5.0, self.session_idle_timeout / 4):
             return

@@ -10,7 +10,10 @@ against the body first (:mod:`._headers`: 400 and -32020 on any disagreement), t
 to the server's one dispatch point (``Router.serve_stateless``: its middleware, then the stateless
 dispatcher) under its own cancel scope, with a :class:`_ModernCall` as its outbound (no HTTP
 session, no JSON-RPC endpoint: the hot path of stateless serving builds one ServerSession and
-nothing else, and leaves no reference cycle for the GC). The lazy JSON-vs-SSE choice is that of a
+nothing else, and leaves no reference cycle for the GC). A request that cannot wait
+(``Router.cannot_wait``: a ``tools/call`` of an ``async def`` tool with no ``await``, no
+middleware) gets no cancel scope (:class:`_Unscoped`): nothing can run while it does, so nothing
+could cancel it. The lazy JSON-vs-SSE choice is that of a
 session's POST (:mod:`._streamable`), with three differences: closing the response (SSE or not)
 cancels the request; ``subscriptions/listen`` is always answered with SSE, kept alive with comment
 lines and ended gracefully (its final result) when the app shuts down; an error answered as JSON
@@ -23,8 +26,9 @@ Whether a POST is stateless is not decided here: the app asks the server's route
 ``x-mcp-header`` parameters), and handed to the router with the request.
 
 This is the measured hot path of stateless serving (bench/RESULTS.md): :meth:`StatelessHttp.post`
-and :meth:`StatelessHttp._run` are kept lean on purpose (no closures, no task group on asyncio, one
-watcher sweep per interval rather than a timer per request).
+and :meth:`StatelessHttp._answer` are kept lean on purpose (no closures, no task group on asyncio,
+one watcher sweep per interval rather than a timer per request, a request's channel made only when
+it sends something, the routing headers decided by one look-up in the common case).
 """
 
 from __future__ import annotations
@@ -44,14 +48,25 @@ from ..jsonrpc.errors import (
     InvalidParams,
     JsonRpcError,
 )
-from ..jsonrpc.messages import ErrorResponse, Incoming, Notification, Request, Response
+from ..jsonrpc.messages import Incoming, Notification, Request
 from ..revisions import Revision
 from ..server._router import wire_error
 from ..server._stateless import Envelope, read_envelope
 from ..transports.sse import KEEPALIVE
 from ..wire import LISTEN, TOOLS_CALL
-from ._asgi import EVENT_STREAM, Receive, Scope, Send, _accepts, _error, _headers, _reject, _respond
-from ._headers import check_notification, check_request, mcp_headers
+from ._asgi import (
+    EVENT_STREAM,
+    Receive,
+    Scope,
+    Send,
+    _accepts,
+    _error,
+    _headers,
+    _reject,
+    _respond,
+    _respond_json,
+)
+from ._headers import check_notification, check_request, mcp_headers, routing_agrees
 from ._health import Lifecycle
 from ._streamable import _PostChannel
 
@@ -67,10 +82,28 @@ _WATCH_AFTER = 0.02  # seconds before a modern request's connection is watched f
 INVALID_REQUEST = INVALID_REQUEST
 
 
+class _Unscoped:
+    """The cancel scope of a request that cannot wait (``Router.cannot_wait``): it runs from its
+    start to its answer without the event loop running anything else, so no cancellation could
+    reach it half-way and no anyio cancel scope (several microseconds a request) is set up. A
+    cancellation asked for (its client closed an SSE response that its own sends opened) is only
+    recorded: the request ends as a cancelled one does (202, its answer dropped), and its own sends
+    to the departed client return at once meanwhile."""
+
+    __slots__ = ("cancel_called",)
+
+    def __init__(self) -> None:
+        self.cancel_called = False
+
+    def cancel(self) -> None:
+        self.cancel_called = True
+
+
 class _ModernCall:
     """One modern request served directly (no session, no endpoint): the Outbound its handler talks
-    through (what it sends goes to its own response), the owner of a listen subscription it opens,
-    and the watcher that cancels it when the client closes the response.
+    through (what it sends goes to its own response, through a channel made at its first message:
+    most requests send none), the owner of a listen subscription it opens, and the watcher that
+    cancels it when the client closes the response.
 
     Made of slots and bound methods, not closures: a request leaves no reference cycle behind
     (``stop`` breaks the one with its channel), so it is freed at once, not by the cyclic GC."""
@@ -78,34 +111,50 @@ class _ModernCall:
     __slots__ = (
         "__weakref__",
         "channel",
+        "json_only",
         "keepalive",
         "listen",
         "loop",
         "receive",
         "scope",
+        "send",
         "since",
         "watcher",
     )
 
     def __init__(
         self,
-        channel: _PostChannel,
+        send: Send,
+        json_only: bool,
         receive: Receive,
-        scope: anyio.CancelScope,
+        scope: anyio.CancelScope | _Unscoped,
         listen: bool,
         keepalive: float,
     ) -> None:
-        self.channel = channel
+        self.send = send
+        self.json_only = json_only  # the app's json_response
         self.receive = receive
         self.scope = scope
-        self.listen = listen  # subscriptions/listen: its stream is kept alive with comment lines
+        self.listen = listen  # subscriptions/listen: SSE always, kept alive with comment lines
         self.keepalive = keepalive
+        self.channel: _PostChannel | None = None  # made by the first message (see open_channel)
         self.watcher: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # asyncio: the loop serving it
         self.since = 0.0  # asyncio: when it started (loop time)
 
+    def open_channel(self) -> _PostChannel:
+        """The request's channel: what it sends before its answer (the response turns SSE then,
+        unless the app answers JSON only and this is no listen request)."""
+        channel = self.channel
+        if channel is None:
+            channel = self.channel = _PostChannel(self.json_only, 0, None, self.send, [])
+            channel.force_sse = self.listen
+            if self.loop is not None:  # asyncio: watch from the moment the response is a stream
+                channel.on_open = self.start_watching
+        return channel
+
     async def notify(self, method: str, params: Any = None) -> None:
-        await self.channel.send(codec.encode_notification(method, params))
+        await self.open_channel().send(codec.encode_notification(method, params))
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         # a Context never gets here (a modern request's asks are multi round-trip); a raw caller does
@@ -125,7 +174,7 @@ class _ModernCall:
                     pass
                 self.scope.cancel()
                 return
-            stream = self.channel.stream
+            stream = self.channel.stream if self.channel is not None else None
             if stream is not None:
                 await stream.write_raw(KEEPALIVE)
 
@@ -135,7 +184,8 @@ class _ModernCall:
         if self.watcher is not None:
             self.watcher.cancel()
             self.watcher = None
-        self.channel.on_open = None
+        if self.channel is not None:
+            self.channel.on_open = None
 
 
 def _repeated(revision: Revision, repeated: str | None) -> str | None:
@@ -180,35 +230,11 @@ class StatelessHttp:
         """A POST the router decided is stateless (decoded by the app): its headers checked against
         its body, then served on its own; answered as JSON with its status, or as the SSE stream its
         handler opened."""
-        if type(message) is list:
-            await _error(
-                send,
-                400,
-                INVALID_REQUEST,
-                "Invalid Request: the stateless protocol revisions have no batches",
-            )
+        if type(message) is not Request:
+            await self._not_a_request(scope, send, message)
             return
-        if type(message) is Response or type(message) is ErrorResponse:
-            await _error(
-                send,
-                400,
-                INVALID_REQUEST,
-                "Invalid Request: a client of the stateless protocol revisions sends no responses",
-            )
-            return
-        headers, repeated = mcp_headers(scope["headers"], _headers(scope))
-        router = self.server.router
-        if type(message) is Notification:
-            rules = router.stateless_rules()  # (a notification names no revision the headers answer to)
-            assert rules is not None
-            problem = _repeated(rules, repeated) or check_notification(message, headers, rules)
-            if problem is not None:
-                await _reject(send, 400, None, JsonRpcError(problem, code=_mismatch_code(rules)))
-            else:
-                await _respond(send, 202)  # no client notification means anything here (no sessions)
-            return
-        assert type(message) is Request
         request: Request = message
+        router = self.server.router
         envelope = read_envelope(request)  # (the one reading of the envelope, shared with stdio)
         if isinstance(envelope, str):
             await _reject(send, 400, request.id, InvalidParams(envelope))
@@ -217,22 +243,21 @@ class StatelessHttp:
         # the header rules of the revision the body names (of the latest served, if it names another)
         revision = router.stateless_rules(version)
         assert revision is not None
-        problem = _repeated(revision, repeated)
         tool = None
-        if problem is None:
-            params = request.params
-            if (
-                revision.has_routing_headers
-                and request.method == TOOLS_CALL
-                and type(params) is dict
-                and type(params.get("name")) is str
-            ):
-                # for its x-mcp-header parameters; handed on, so that it is looked up once
-                tool = self.server.tools.get(params["name"])
-            problem = check_request(request, version, headers, tool, revision)
-        if problem is not None:
-            await _reject(send, 400, request.id, JsonRpcError(problem, code=_mismatch_code(revision)))
-            return
+        params = request.params
+        if revision.has_routing_headers and request.method == TOOLS_CALL and type(params) is dict:
+            name = params.get("name")
+            if type(name) is str:  # for its x-mcp-header parameters; handed on: looked up once
+                tool = self.server.tools.get(name)
+        raw_headers, index = scope["headers"], _headers(scope)
+        if not routing_agrees(raw_headers, index, request, version, tool, revision):  # (the common case)
+            headers, repeated = mcp_headers(raw_headers, index)
+            problem = _repeated(revision, repeated) or check_request(
+                request, version, headers, tool, revision
+            )
+            if problem is not None:
+                await _reject(send, 400, request.id, JsonRpcError(problem, code=_mismatch_code(revision)))
+                return
         listen = request.method == LISTEN
         if listen and not _accepts(scope, EVENT_STREAM):
             await _error(
@@ -243,48 +268,104 @@ class StatelessHttp:
             )
             return
         # Served directly: no session, no endpoint, one ServerSession made from its envelope.
-        channel = _PostChannel(self.json_response, 0, None, send, [])
-        channel.force_sse = listen
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
-        cancel = anyio.CancelScope() if loop is None or self._scope_type is None else self._scope_type()
-        call = _ModernCall(channel, receive, cancel, listen, self.keepalive)
-        self.posts.add(call)
-        if listen and self.life.shutting_down.is_set():
-            self.server.subscriptions.end_all(owner=call)  # answered at once
-        try:
-            if loop is not None:
-                self._scope_type = type(cancel)
-                # Closing the response cancels the request, but most requests are answered before a
-                # client could close anything: the watcher starts once the request has run for
-                # _WATCH_AFTER (one sweep per interval finds those, rather than a timer per request),
-                # or at once when the response becomes a stream.
-                call.loop = loop
-                call.since = loop.time()
-                channel.on_open = call.start_watching
-                if self._sweeping is not loop:
-                    self._sweeping = loop
-                    loop.call_later(_WATCH_AFTER, self._sweep, loop)
-                try:
-                    answer, status = await self._run(request, call, envelope, tool)
-                finally:
-                    call.stop()
-            else:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(call.watch)
-                    answer, status = await self._run(request, call, envelope, tool)
-                    tg.cancel_scope.cancel()
-        finally:
-            self.posts.discard(call)
-        if channel.stream is not None:
+        cancel: anyio.CancelScope | _Unscoped
+        if loop is not None and self.server.router.cannot_wait(tool):
+            cancel = _Unscoped()  # (nothing can cancel it before it is answered)
+        elif loop is None or self._scope_type is None:
+            cancel = anyio.CancelScope()
+        else:  # anyio.CancelScope() looks the backend up each time: on asyncio, make its class directly
+            cancel = self._scope_type()
+        call = _ModernCall(send, self.json_response, receive, cancel, listen, self.keepalive)
+        answer: bytes | None
+        if isinstance(cancel, _Unscoped):
+            # It cannot wait (see _Unscoped): no sweep needs to find it (it is answered before the
+            # next one); its watcher starts if its response becomes a stream (its own log records).
+            call.loop = loop
+            try:
+                answer, status = await self._answer(request, call, None, envelope, tool)
+            finally:
+                call.stop()
+            if cancel.cancel_called:
+                answer, status = None, 202
+        else:
+            self.posts.add(call)
+            if listen and self.life.shutting_down.is_set():
+                self.server.subscriptions.end_all(owner=call)  # answered at once
+            try:
+                answer, status = await self._watched(request, call, cancel, loop, envelope, tool)
+            finally:
+                self.posts.discard(call)
+        channel = call.channel
+        if channel is not None and channel.stream is not None:
             await channel.finish(answer)
         elif answer is None:  # cancelled: the client is gone, and nobody reads this
             await _respond(send, 202)
         else:
-            await _respond(send, status, answer)
+            await _respond_json(send, status, answer)
+
+    async def _watched(
+        self,
+        request: Request,
+        call: _ModernCall,
+        cancel: anyio.CancelScope,
+        loop: asyncio.AbstractEventLoop | None,
+        envelope: Envelope,
+        tool: Tool | None,
+    ) -> tuple[bytes | None, int]:
+        """Run the request under its cancel scope, watched for the client closing its response."""
+        if loop is None:  # (trio) the watcher is a task of a task group
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call.watch)
+                answer, status = await self._run(request, call, cancel, envelope, tool)
+                tg.cancel_scope.cancel()
+            return answer, status
+        self._scope_type = type(cancel)
+        # Closing the response cancels the request, but most requests are answered before a client
+        # could close anything: the watcher starts once the request has run for _WATCH_AFTER (one
+        # sweep per interval finds those, rather than a timer per request), or at once when the
+        # response becomes a stream.
+        call.loop = loop
+        call.since = loop.time()
+        if self._sweeping is not loop:
+            self._sweeping = loop
+            loop.call_later(_WATCH_AFTER, self._sweep, loop)
+        try:
+            return await self._run(request, call, cancel, envelope, tool)
+        finally:
+            call.stop()
+
+    async def _not_a_request(self, scope: Scope, send: Send, message: Incoming | list[Incoming]) -> None:
+        """A batch or a response (refused: 400), or a notification (202 once its headers agree)."""
+        if type(message) is list:
+            await _error(
+                send,
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: the stateless protocol revisions have no batches",
+            )
+            return
+        if type(message) is not Notification:
+            await _error(
+                send,
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: a client of the stateless protocol revisions sends no responses",
+            )
+            return
+        headers, repeated = mcp_headers(scope["headers"], _headers(scope))
+        rules = (
+            self.server.router.stateless_rules()
+        )  # (a notification names no revision the headers answer to)
+        assert rules is not None
+        problem = _repeated(rules, repeated) or check_notification(message, headers, rules)
+        if problem is not None:
+            await _reject(send, 400, None, JsonRpcError(problem, code=_mismatch_code(rules)))
+        else:
+            await _respond(send, 202)  # no client notification means anything here (no sessions)
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start watching the modern requests served on ``loop`` for _WATCH_AFTER or longer; again
@@ -313,24 +394,39 @@ class StatelessHttp:
         return codec.encode_error(request.id, error), status
 
     async def _run(
-        self, request: Request, call: _ModernCall, envelope: Envelope, tool: Tool | None
+        self,
+        request: Request,
+        call: _ModernCall,
+        scope: anyio.CancelScope,
+        envelope: Envelope,
+        tool: Tool | None,
     ) -> tuple[bytes | None, int]:
-        """Run the request under its cancel scope: its encoded answer and HTTP status (an error gets
-        the status the revision assigns to its code); no answer when it was cancelled. ``envelope``:
-        the protocol version, client capabilities and ``_meta`` :meth:`post` checked; ``tool``: the
-        tool a ``tools/call`` names, if :meth:`post` looked it up."""
+        """Run the request under its cancel scope: its encoded answer and HTTP status (see
+        :meth:`_answer`); no answer when it was cancelled. ``envelope``: the protocol version, client
+        capabilities and ``_meta`` :meth:`post` checked; ``tool``: the tool a ``tools/call``
+        names, if :meth:`post` looked it up."""
         answer: bytes | None = None
-        status = 200
-        scope = call.scope
+        status = 202
         with scope:
-            try:
-                rc = RequestContext(request, call, scope)
-                # the server's one dispatch point: its middleware, then the stateless dispatcher
-                result = await self.server.router.serve_stateless(request, rc, call, "http", envelope, tool)
-            except Exception as exc:  # (no local may keep it: its traceback holds this frame)
-                answer, status = self._error_answer(request, exc, envelope[0])
-            else:
-                answer = codec.encode_answer(request, result)
+            answer, status = await self._answer(request, call, scope, envelope, tool)
         if scope.cancel_called:
             return None, 202
         return answer, status
+
+    async def _answer(
+        self,
+        request: Request,
+        call: _ModernCall,
+        scope: anyio.CancelScope | None,
+        envelope: Envelope,
+        tool: Tool | None,
+    ) -> tuple[bytes, int]:
+        """Serve the request: its encoded answer and HTTP status (an error gets the status the
+        revision assigns to its code)."""
+        try:
+            rc = RequestContext(request, call, scope)
+            # the server's one dispatch point: its middleware, then the stateless dispatcher
+            result = await self.server.router.serve_stateless(request, rc, call, "http", envelope, tool)
+        except Exception as exc:  # (no local may keep it: its traceback holds this frame)
+            return self._error_answer(request, exc, envelope[0])
+        return codec.encode_answer(request, result), 200

@@ -49,7 +49,6 @@ from ._asgi import (
     _BodyTimeout,
     _Disconnected,
     _error,
-    _header,
     _headers,
     _is_json_content,
     _read_body,
@@ -403,10 +402,10 @@ class McpHttpApp:
         return policy
 
     # -- POST -------------------------------------------------------------------------------------
-    def _post_refusal(self, scope: Scope) -> int:
+    def _post_refusal(self, scope: Scope, index: dict[bytes, bytes]) -> int:
         """0 when a POST's Content-Type and Accept will do, else the status refusing it (415, 406);
-        remembered per pair of values (clients send few distinct ones; a flood is not cached)."""
-        index = _headers(scope)
+        remembered per pair of values (clients send few distinct ones; a flood is not cached).
+        ``index``: the request's headers by name (``_headers``)."""
         key: tuple[Any, ...] | None = (index.get(b"content-type"), index.get(b"accept"), self.json_response)
         try:
             refusal = self._refusals.get(key)
@@ -424,7 +423,8 @@ class McpHttpApp:
         return refusal
 
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = self._post_refusal(scope)
+        index = _headers(scope)
+        refusal = self._post_refusal(scope, index)
         if refusal == 415:
             await _error(
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"
@@ -446,7 +446,9 @@ class McpHttpApp:
         if type(message) is Invalid:
             await _respond(send, 400, codec.encode_error(message.id, message.error, omit_null_id=True))
             return
-        raw_version = _header(scope, VERSION_HEADER)
+        raw_version = index.get(VERSION_HEADER)
+        if raw_version is not None and type(raw_version) is not bytes:
+            raw_version = bytes(raw_version)
         version = self._by_header.get(raw_version) if raw_version is not None else None
         if self.server.router.stateless(message, version):  # (the router decides the era)
             await self.modern.post(scope, receive, send, message)

@@ -30,6 +30,9 @@ _dumps = orjson.dumps
 logger = logging.getLogger("jsonrpc_mcp.jsonrpc")
 
 
+_ABSENT: Any = object()  # a member not in the message (None would be a JSON null)
+
+
 def _id_ok(value: object) -> bool:
     # bool is a subclass of int; JSON-RPC ids are strings or whole numbers, never true/false.
     t = type(value)
@@ -60,23 +63,22 @@ def parse_message(obj: Any) -> Incoming:
         return Invalid(None, InvalidRequest("Invalid Request: a message must be a JSON object"))
     if obj.get("jsonrpc") != "2.0":
         return Invalid(_readable_id(obj), InvalidRequest('Invalid Request: "jsonrpc" must be exactly "2.0"'))
-    if "method" in obj:
-        method = obj["method"]
+    method = obj.get("method", _ABSENT)
+    if method is not _ABSENT:
         if type(method) is not str:
             return Invalid(_readable_id(obj), InvalidRequest('Invalid Request: "method" must be a string'))
-        params = obj.get("params")
-        if params is not None and type(params) is not dict and type(params) is not list:
+        params = obj.get("params", _ABSENT)
+        if params is _ABSENT:
+            params = None
+        elif type(params) is not dict and type(params) is not list:  # (null included)
             return Invalid(
                 _readable_id(obj), InvalidRequest('Invalid Request: "params" must be an object or an array')
             )
-        if "params" in obj and params is None:
-            return Invalid(
-                _readable_id(obj), InvalidRequest('Invalid Request: "params" must be an object or an array')
-            )
-        if "id" not in obj:
+        rid = obj.get("id", _ABSENT)
+        if rid is _ABSENT:
             return Notification(method, params)
-        rid = obj["id"]
-        if not _id_ok(rid):
+        t = type(rid)
+        if t is not str and t is not int:  # (_id_ok, inline: this is every request's path)
             return Invalid(
                 None, InvalidRequest('Invalid Request: "id" must be a string or an integer (not null/bool)')
             )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from .. import wire
@@ -70,9 +70,7 @@ def transition(session: ServerSession, method: str) -> bool:
     return True
 
 
-def serve_handshake(
-    session: ServerSession, request: Request, context: RequestContext
-) -> Coroutine[Any, Any, Any]:
+def serve_handshake(session: ServerSession, request: Request, context: RequestContext) -> Awaitable[Any]:
     """Serve a request of a handshake session (await the result): refused at once when the table
     does not allow it in the session's state, otherwise dispatched. A plain function handing on the
     dispatch coroutine: one coroutine layer fewer per request."""

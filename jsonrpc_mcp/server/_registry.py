@@ -82,6 +82,7 @@ class _Handler:
         "fn",
         "is_async",
         "name",
+        "never_waits",
         "params",
         "plain",
         "tool",
@@ -102,6 +103,7 @@ class _Handler:
         self.converters = spec.converters
         # a function taking its arguments as they come (no Context, no conversions), async or not
         self.plain = not self.converters and self.context_param is None
+        self.never_waits: bool | None = None  # an async def with no await in it? (see ._waits)
 
     def in_thread(self, kwargs: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         """Run the (plain ``def``) function with ``kwargs`` in a worker thread: await the result. A

@@ -26,6 +26,7 @@ from ._boundary import to_wire
 from ._handshake import serve_handshake
 from ._pipeline import Call, CallNext, Middleware, chain
 from ._stateless import Envelope, read_envelope, serve_checked, serve_modern
+from ._waits import never_waits
 
 if TYPE_CHECKING:
     from ._registry import Tool
@@ -94,6 +95,13 @@ class Router:
                 return True
         return t is Request and message.method in eras.modern_only  # type: ignore[union-attr]
 
+    def cannot_wait(self, tool: Tool | None) -> bool:
+        """Whether serving a stateless ``tools/call`` of ``tool`` (the one it names, found by the
+        transport) can never wait, so that nothing can cancel it before it is answered: no
+        middleware runs, and the tool is an ``async def`` with no ``await`` in it (see
+        :mod:`._waits`). The HTTP transport serves such a request without a cancel scope."""
+        return tool is not None and not self.middleware and never_waits(tool.handler)
+
     def revision(self, version: str) -> Revision | None:
         """The revision named ``version`` if the server serves it (either era)."""
         return self._known().by_version.get(version)
@@ -140,8 +148,9 @@ class Router:
         its header checks), so that it is looked up once."""
         try:
             if not self.middleware:
+                version, capabilities, meta = envelope  # (positional: the hot path's call)
                 return await serve_checked(
-                    self.server, request, rc, outbound, *envelope, tool=tool, transport=transport
+                    self.server, request, rc, outbound, version, capabilities, meta, tool, transport
                 )
             return await self._stateless_call(request, rc, outbound, transport, envelope, tool)
         except Exception as exc:

@@ -59,6 +59,19 @@ _LIST_CHANGED = {
 class ServerSession:
     """The MCP server side of one connection (a JSON-RPC :class:`Dispatcher`)."""
 
+    # What most sessions never change, as class-level defaults (a stateless request makes a session
+    # per request: each attribute not set is one store fewer)
+    _pending: set[str] = _NO_CHANGES  # the lists changed, not yet announced (shared until one)
+    _wake: anyio.Event | None = None  # made by run_notifier (a throwaway session never needs it)
+    # or, without run_notifier, a task made per burst of changes (notify_on_demand)
+    _on_demand: tuple[asyncio.AbstractEventLoop, contextvars.Context] | None = None
+    _flusher: asyncio.Task[None] | None = None
+    _token: anyio.lowlevel.EventLoopToken | None = None
+    # the URIs subscribed to (resources/subscribe): a set from the first one on, until then one
+    # shared empty frozenset (an empty set is 216 bytes, and most sessions never subscribe)
+    subscriptions: set[str] | frozenset[str] = _NO_SUBSCRIPTIONS
+    session_id: str | None = None  # the transport's id of the session (Mcp-Session-Id), if any
+
     def __init__(
         self,
         server: Server,
@@ -80,18 +93,8 @@ class ServerSession:
         self.client_info = {} if client_info is None else client_info
         self.client_capabilities = {} if client_capabilities is None else client_capabilities
         self.capabilities: dict[str, Any] = {} if revision is None else server.capabilities(revision)
-        self._pending: set[str] = _NO_CHANGES  # the lists changed, not yet announced (shared until one)
-        self._wake: anyio.Event | None = None  # made by run_notifier (a throwaway session never needs it)
-        # or, without run_notifier, a task made per burst of changes (notify_on_demand)
-        self._on_demand: tuple[asyncio.AbstractEventLoop, contextvars.Context] | None = None
-        self._flusher: asyncio.Task[None] | None = None
-        self._token: anyio.lowlevel.EventLoopToken | None = None
         self._thread = threading.get_ident()
         self.log_threshold = level_index(server.default_log_level) if log_threshold is None else log_threshold
-        # the URIs subscribed to (resources/subscribe): a set from the first one on, until then one
-        # shared empty frozenset (an empty set is 216 bytes, and most sessions never subscribe)
-        self.subscriptions: set[str] | frozenset[str] = _NO_SUBSCRIPTIONS
-        self.session_id: str | None = None  # the transport's id of the session (Mcp-Session-Id), if any
 
     @classmethod
     def ready(
@@ -104,16 +107,20 @@ class ServerSession:
         log_threshold: int,
         transport: str = "stream",
     ) -> ServerSession:
-        """A session already in the ready state (a modern request's, made from its envelope)."""
-        return cls(
-            server,
-            outbound,
-            revision=revision,
-            client_capabilities=client_capabilities,
-            client_info=client_info,
-            log_threshold=log_threshold,
-            transport=transport,
-        )
+        """A session already in the ready state (a modern request's, made from its envelope): what
+        ``__init__`` does with all of these given, without its keyword handling (one per request)."""
+        session = cls.__new__(cls)
+        session.server = server
+        session.outbound = outbound
+        session.transport = transport
+        session.state = State.READY
+        session.revision = revision
+        session.client_info = client_info
+        session.client_capabilities = client_capabilities
+        session.capabilities = server.capabilities(revision)
+        session._thread = threading.get_ident()
+        session.log_threshold = log_threshold
+        return session
 
     # -- JSON-RPC dispatcher protocol -------------------------------------------------------------
     @property

@@ -71,9 +71,10 @@ def serve_modern(
     raises -32602 at once). A plain function handing on :func:`serve_checked`'s coroutine: one
     coroutine layer fewer per request."""
     envelope = read_envelope(request)
-    if type(envelope) is str:
+    if isinstance(envelope, str):
         raise InvalidParams(envelope)
-    return serve_checked(server, request, rc, outbound, *envelope, transport=transport)
+    version, capabilities, meta = envelope
+    return serve_checked(server, request, rc, outbound, version, capabilities, meta, None, transport)
 
 
 def _unsupported(server: Server, version: str) -> UnsupportedProtocolVersion:
@@ -97,7 +98,6 @@ async def serve_checked(
     capabilities: dict[str, Any],
     meta: dict[str, Any],
     tool: Tool | None = None,
-    *,
     transport: str = "stream",
 ) -> Any:
     """:func:`serve_modern` of a request whose envelope the caller already read (``meta`` is its
