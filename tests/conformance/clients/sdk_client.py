@@ -38,8 +38,8 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, FileUrl
 
