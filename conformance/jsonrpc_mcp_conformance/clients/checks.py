@@ -354,7 +354,7 @@ def http_protocol_version_header(run: ScenarioRun, params: dict[str, Any]) -> Ou
         if answer is None:
             return _skip("no initialize request was answered")
         negotiated = (answer[1].get("result") or {}).get("protocolVersion")
-        versions = {version for _, version in _handshakes(run).values()} or {negotiated}
+        versions = {version for _, version in _handshakes(run).values() if version} or {negotiated}
         later = _after_handshake(run, run.events[answer[0]].exchange)
         for event in later:
             value = event.headers.get("mcp-protocol-version")
