@@ -83,6 +83,7 @@ def test_a_bad_requirement_is_refused(tmp_path: Path) -> None:
                 "scenarios": ["no-such"],
                 "check": "no-such",
                 "spec": {"url": "https://example.com", "quote": "q"},
+                "ambiguity": "a string, not an object with its text",
             }
         ]
     }
@@ -92,6 +93,7 @@ def test_a_bad_requirement_is_refused(tmp_path: Path) -> None:
         patch.setattr(sys, "stderr", err)
         assert cli.main(["--spec-dir", str(spec_dir), "--list"], out=io.StringIO()) == cli.EXIT_FIXTURES
     assert "no check 'no-such'" in err.getvalue() and "no scenario 'no-such'" in err.getvalue()
+    assert "ambiguity is an object with its text" in err.getvalue()
 
 
 # -- the tap -----------------------------------------------------------------------------------------

@@ -248,18 +248,22 @@ def step_up(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     if side is None or early is not None:
         return early or _skip("")
     asked = side.to("authorize")
-    challenged = [r for r in side.records if r.status == 403]
+    challenged = [i for i, r in enumerate(side.records) if r.status == 403]
     if not challenged:
         return _fail("the client never got to the request that needs more scope (no 403 was answered)")
-    if len(asked) < 2:
+    # the step-up is the first authorization after the 403 (not a second one begun before it, as a
+    # client authorizing for two refused requests at once makes)
+    position = {id(r): i for i, r in enumerate(side.records)}
+    after = [r for r in asked if position[id(r)] > challenged[0]]
+    if not after:
         return _fail("after the 403 insufficient_scope the client did not authorize again")
-    second = _scopes(asked[1])
+    second = _scopes(after[0])
     wanted = ["mcp:write"] + (["mcp:basic"] if params.get("union") else [])
     missing = [s for s in wanted if s not in second]
     if missing:
         return _fail(
             f"the step-up authorization asks for {' '.join(second)!r}, without {', '.join(missing)}",
-            evidence=_evidence(asked[:2]),
+            evidence=_evidence([*asked[:1], after[0]]),
         )
     return _pass()
 

@@ -241,15 +241,18 @@ def request_ids(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     if not requests:
         return _fail(NOTHING_SENT) if not run.events else _skip("the client sent no request")
     problems, evidence, seen = [], [], set()
+    handshakes = _handshakes(run)
     for event, message in requests:
         rid = message["id"]
+        # over HTTP each initialize begins a session of its own (the one its answer names)
+        session = event.headers.get("mcp-session-id") or handshakes.get(event.exchange, (None, None))[0]
         if rid is None or isinstance(rid, bool) or not isinstance(rid, (str, int)):
             problems.append(f"{message['method']} has id {rid!r}: a string or an integer is needed")
             evidence.append(event)
-        elif params.get("unique") and (type(rid).__name__, rid) in seen:
+        elif params.get("unique") and (session, type(rid).__name__, rid) in seen:
             problems.append(f"{message['method']} reuses request id {rid!r}")
             evidence.append(event)
-        seen.add((type(rid).__name__, rid))
+        seen.add((session, type(rid).__name__, rid))
     return _fail(*problems, evidence=evidence) if problems else _pass()
 
 
@@ -284,6 +287,35 @@ def _to_endpoint(run: ScenarioRun, event: Event) -> bool:
     return found is None or event.http.split(" ")[-1] == found[0].http.split(" ")[-1]
 
 
+def _handshakes(run: ScenarioRun) -> dict[int, tuple[str | None, Any]]:
+    """Over HTTP, each answered initialize by its exchange: the session id and the revision its
+    answer gave. A client may begin a new session (it initializes again, as after an
+    authorization): each session is judged on its own."""
+    if run.transport != "http":
+        return {}
+    asked = {e.exchange for e in run.events if e.source == CLIENT and e.method == "initialize"}
+    found: dict[int, tuple[str | None, Any]] = {}
+    for event in run.events:
+        if event.source == SERVER and event.exchange in asked:
+            for message in event.messages():
+                if isinstance(message.get("result"), dict):
+                    found[event.exchange] = (
+                        event.headers.get("mcp-session-id"),
+                        message["result"].get("protocolVersion"),
+                    )
+    return found
+
+
+def _after_handshake(run: ScenarioRun, start: int) -> list[Event]:
+    """The client's HTTP requests to the MCP endpoint after exchange ``start``, but those beginning
+    a new session (initialize)."""
+    return [
+        e
+        for e in run.events
+        if e.source == CLIENT and e.exchange > start and _to_endpoint(run, e) and e.method != "initialize"
+    ]
+
+
 @check("http-session-id")
 def http_session_id(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     answer = run.initialize_answer()
@@ -292,12 +324,9 @@ def http_session_id(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     session = run.events[answer[0]].headers.get("mcp-session-id")
     if not session:
         return _skip("the scenario server gave no session id")
-    later = [
-        e
-        for e in run.events[answer[0] + 1 :]
-        if e.source == CLIENT and e.exchange > run.events[answer[0]].exchange and _to_endpoint(run, e)
-    ]
-    bad = [e for e in later if e.headers.get("mcp-session-id") != session]
+    later = _after_handshake(run, run.events[answer[0]].exchange)
+    sessions = {sid for sid, _ in _handshakes(run).values() if sid} or {session}
+    bad = [e for e in later if e.headers.get("mcp-session-id") not in sessions]
     if bad:
         return _fail(
             *(
@@ -325,11 +354,11 @@ def http_protocol_version_header(run: ScenarioRun, params: dict[str, Any]) -> Ou
         if answer is None:
             return _skip("no initialize request was answered")
         negotiated = (answer[1].get("result") or {}).get("protocolVersion")
-        start = run.events[answer[0]].exchange
-        later = [e for e in run.events if e.source == CLIENT and e.exchange > start and _to_endpoint(run, e)]
+        versions = {version for _, version in _handshakes(run).values() if version} or {negotiated}
+        later = _after_handshake(run, run.events[answer[0]].exchange)
         for event in later:
             value = event.headers.get("mcp-protocol-version")
-            if value != negotiated:
+            if value not in versions:
                 problems.append(
                     f"{event.http} ({event.method or 'response'}) has MCP-Protocol-Version {value!r}, "
                     f"not the negotiated {negotiated!r}"

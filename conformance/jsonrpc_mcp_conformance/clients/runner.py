@@ -13,7 +13,9 @@ of the scenario server, so the harness sees every line.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import socket
 import sys
@@ -154,8 +156,28 @@ def _listen() -> socket.socket:
     return sock
 
 
+class _ShutdownCancelled(logging.Filter):
+    """Drops uvicorn's report of the requests it cancels on shutdown (a client that never
+    cancelled ``test_slow`` leaves it running): the scenario is over, nothing failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
+        return not (
+            isinstance(exc, asyncio.CancelledError)
+            or (message.startswith("Cancel ") and "graceful shutdown exceeded" in message)
+        )
+
+
+_SHUTDOWN_FILTER = _ShutdownCancelled()
+
+
 async def _serve_http(recorder: Any, sock: socket.socket) -> Any:
     import uvicorn
+
+    error_log = logging.getLogger("uvicorn.error")
+    if _SHUTDOWN_FILTER not in error_log.filters:
+        error_log.addFilter(_SHUTDOWN_FILTER)
 
     config = uvicorn.Config(
         recorder,

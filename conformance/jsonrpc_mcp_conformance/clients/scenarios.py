@@ -136,6 +136,9 @@ def _requirement(
         spec = {}
     if not spec.get("quote") and not entry.get("ambiguity"):
         problems.append(f"{where}: a requirement without a quote says why in ambiguity")
+    ambiguity = entry.get("ambiguity")
+    if ambiguity is not None and not (isinstance(ambiguity, dict) and isinstance(ambiguity.get("text"), str)):
+        problems.append(f"{where}: ambiguity is an object with its text (as the server fixtures')")
     for name in entry.get("scenarios", ["*"]):
         if name != "*" and name not in scenarios:
             problems.append(f"{where}: no scenario {name!r}")

@@ -39,6 +39,7 @@ from mcp.client.auth.extensions.client_credentials import (
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, FileUrl
 
@@ -46,7 +47,15 @@ CLIENT_INFO = types.Implementation(name="mcp-python-sdk-conformance-driver", ver
 STEP_TIMEOUT = 20.0  # the whole scenario; the harness kills the process later
 
 # Scenarios of `jsonrpc-mcp conformance client` (or the official suite) this driver does not play, and why.
+NO_SKILLS = (
+    "the skills extension (SEP-2640): the Python SDK has no host-side skills API (no skills/list, "
+    "no verification of a skill's files against its entry)"
+)
 NOT_PLAYED = {
+    "sep-2640-client-no-prefetch": NO_SKILLS,
+    "sep-2640-client-verify-digest": NO_SKILLS,
+    "sep-2640-client-verify-size": NO_SKILLS,
+    "sep-2640-client-verify-frontmatter": NO_SKILLS,
     "auth/enterprise-managed-authorization": "an extension (SEP-990): the driver does not play the "
     "identity provider's token exchange",
     "auth/dpop": "an extension (DPoP): the Python SDK offers no DPoP support",
@@ -86,6 +95,16 @@ async def accept_with_defaults(
             if isinstance(field, dict) and "default" in field:
                 content[name] = field["default"]
     return types.ElicitResult(action="accept", content=content)
+
+
+async def consent_to_url(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult:
+    """A URL-mode elicitation answered as a user who consents to open the page (out of band: this
+    headless application opens nothing); a form is declined."""
+    if isinstance(params, types.ElicitRequestURLParams):
+        return types.ElicitResult(action="accept")
+    return types.ElicitResult(action="decline")
 
 
 async def confirm(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -259,6 +278,32 @@ async def progress() -> None:
             raise RuntimeError(f"tool 'test_progress' answered an error: {result.content!r}")
     if not steps:
         raise RuntimeError("no notifications/progress reached the progress callback")
+
+
+@scenario("cancellation")
+async def give_up() -> None:
+    """Call the slow tool and give up after the context's ``cancelAfterMs``: the SDK's request
+    timeout (``read_timeout_seconds``), on whose expiry the SDK cancels the request itself."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    name, after = context.get("tool", "test_slow"), context.get("cancelAfterMs", 1000)
+    async with connect() as client:
+        await client.list_tools()
+        try:
+            result = await client.call_tool(name, {}, read_timeout_seconds=after / 1000)
+        except MCPError as exc:
+            if exc.error.code != types.REQUEST_TIMEOUT:
+                raise
+            return  # given up (and cancelled by the SDK)
+    raise RuntimeError(f"{name} answered within {after} ms (it was to be given up on): {result!r}")
+
+
+@scenario("elicitation-url")
+async def url_elicitation() -> None:
+    """Declare elicitation (the SDK declares form and url for an elicitation callback) and call the
+    tool that sends the user to a URL."""
+    async with connect(elicitation_callback=consent_to_url) as client:
+        await client.list_tools()
+        await call(client, "test_url_elicitation", {})
 
 
 # -- authorization (auth/*, HTTP only) ----------------------------------------------------------------

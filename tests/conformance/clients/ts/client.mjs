@@ -25,6 +25,7 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError
 } from '@modelcontextprotocol/client';
+import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const CLIENT_INFO = { name: 'mcp-typescript-sdk-conformance-driver', version: '1.0.0' };
@@ -55,6 +56,10 @@ const oneRoot = async () => ({ roots: [{ uri: 'file:///tmp/conformance-root', na
 // accepted with nothing filled in: the SDK fills each field's default (capability form.applyDefaults)
 const acceptAsPrefilled = async () => ({ action: 'accept', content: {} });
 const confirm = async () => ({ action: 'accept', content: { confirmed: true } });
+// a URL-mode elicitation answered as a user who consents to open the page (out of band: this
+// headless application opens nothing); a form is declined
+const consentToUrl = async request =>
+  request.params?.mode === 'url' ? { action: 'accept' } : { action: 'decline' };
 
 // -- connecting ------------------------------------------------------------------------------------
 async function connect({ capabilities = {}, handlers = {}, transport: given } = {}) {
@@ -243,6 +248,68 @@ scenario(['progress'], () =>
   })
 );
 
+// give up on the slow tool after the context's cancelAfterMs: the SDK's request timeout, on whose
+// expiry the SDK cancels the request itself
+scenario(['cancellation'], () =>
+  session({}, async client => {
+    const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
+    const name = context.tool ?? 'test_slow';
+    const after = context.cancelAfterMs ?? 1000;
+    await client.listTools();
+    let result;
+    try {
+      result = await client.callTool({ name, arguments: {} }, { timeout: after });
+    } catch (error) {
+      if (/timed out|timeout/i.test(String(error?.message))) return; // given up (and cancelled)
+      throw error;
+    }
+    throw new Error(`${name} answered within ${after} ms (it was to be given up on): ${JSON.stringify(result)}`);
+  })
+);
+
+scenario(['elicitation-url'], () =>
+  session(
+    { capabilities: { elicitation: { url: {} } }, handlers: { 'elicitation/create': consentToUrl } },
+    async client => {
+      await client.listTools();
+      await call(client, 'test_url_elicitation', {});
+    }
+  )
+);
+
+// the skills extension (SEP-2640), host side, with the SDK's SkillsClient: list the skills and load
+// none; or load the first (its SKILL.md, then every other file its entry lists), which the SDK
+// verifies: a SkillVerificationError is the skill refused (the scenario's point, exit 0)
+scenario(['sep-2640-client-no-prefetch'], () =>
+  session({}, async client => {
+    const skills = new SkillsClient(client);
+    if (!skills.supported) throw new Error('the server does not declare the skills extension');
+    const listing = await skills.list();
+    if (listing.skills.length === 0) throw new Error('the server lists no skill');
+  })
+);
+
+scenario(['sep-2640-client-verify-digest', 'sep-2640-client-verify-size', 'sep-2640-client-verify-frontmatter'], () =>
+  session({}, async client => {
+    const skills = new SkillsClient(client);
+    const [skill] = (await skills.list()).skills;
+    if (!skill) throw new Error('the server lists no skill');
+    try {
+      await skills.read(skill);
+    } catch (error) {
+      if (error instanceof SkillVerificationError) {
+        console.error(`the SDK refused the skill: ${error.reason}: ${error.message}`);
+        return;
+      }
+      throw error;
+    }
+    for (const entry of Array.isArray(skill.resources) ? skill.resources : []) {
+      if (entry.uri !== skill.uri) await skills.read(skill, entry.uri);
+    }
+    throw new Error(`the SDK verified ${skill.uri}'s SKILL.md and the skill was used`);
+  })
+);
+
 // -- authorization (auth/*, HTTP only) ------------------------------------------------------------
 // The SDK's OAuthClientProvider, in memory, with the user's browser automated: the authorization
 // URL is followed with one GET (redirect: 'manual'; the scenario's authorization server approves at
@@ -254,7 +321,7 @@ class AutomatedOAuthProvider {
     this._client = registered;
     this._tokens = undefined;
     this._verifier = undefined;
-    this._state = undefined;
+    this._states = new Set(); // every state sent (the SDK may authorize for two refused requests at once)
     this.callback = undefined; // the URLSearchParams of the last redirect, for finishAuth
     this.clientMetadataUrl = CLIENT_METADATA_URL;
   }
@@ -270,8 +337,9 @@ class AutomatedOAuthProvider {
     };
   }
   state() {
-    this._state = randomUUID();
-    return this._state;
+    const state = randomUUID();
+    this._states.add(state);
+    return state;
   }
   clientInformation() {
     return this._client;
@@ -298,6 +366,7 @@ class AutomatedOAuthProvider {
     if (scope === 'all' || scope === 'verifier') this._verifier = undefined;
   }
   async redirectToAuthorization(authorizationUrl) {
+    const verifier = this._verifier; // this flow's (saved just before): the one its code is exchanged with
     const response = await fetch(authorizationUrl, { redirect: 'manual' });
     const location = response.headers.get('location');
     if (response.status < 300 || response.status > 399 || !location) {
@@ -306,8 +375,9 @@ class AutomatedOAuthProvider {
     const params = new URL(location).searchParams;
     if (!params.get('code')) throw new Error(`the redirect carries no code (error: ${params.get('error')})`);
     // the SDK leaves state to the application: the redirect must bring back the one sent
-    if (params.get('state') !== this._state) throw new Error('the redirect brought back another state');
+    if (!this._states.has(params.get('state'))) throw new Error('the redirect brought back another state');
     this.callback = params;
+    this._verifier = verifier;
   }
 }
 
