@@ -1,6 +1,7 @@
 """More scenarios of the driver (``client.py``), those of ``jsonrpc-mcp conformance client`` only:
-``cancellation`` and ``elicitation-url``. ``client.py`` connects as each :class:`Play` says (the
-capabilities it declares, the handlers answering the server) and runs it; a play returns why the
+``cancellation``, ``elicitation-url`` and the era detection ones (``discover-fallback*``: the
+library's ``mode="auto"``). ``client.py`` connects as each :class:`Play` says (the capabilities it
+declares, the handlers answering the server, era detection) and runs it; a play returns why the
 scenario failed, or None.
 
 As there, each does what an application would do with the public API and leaves the protocol to
@@ -26,6 +27,7 @@ class Play:
     run: Callable[[Client, Mapping[str, Any]], Awaitable[str | None]]
     capabilities: dict[str, Any] | None = None
     handlers: dict[str, Callable[[Any], Awaitable[Any]]] = field(default_factory=dict)
+    auto: bool = False  # at a stateless revision: era detection (mode "auto"), not that revision alone
 
 
 async def give_up(client: Client, context: Mapping[str, Any]) -> str | None:
@@ -65,7 +67,17 @@ async def url_elicitation(client: Client, context: Mapping[str, Any]) -> str | N
     )
 
 
+async def list_after_detection(client: Client, context: Mapping[str, Any]) -> str | None:
+    """Era detection against a legacy server: the library probes ``server/discover`` and, refused
+    with an error that is not a modern one, falls back to ``initialize``; then list the tools."""
+    if "add_numbers" not in {tool.get("name") for tool in await client.list_tools()}:
+        return "the server lists no tool 'add_numbers'"
+    return None
+
+
 MORE: dict[str, Play] = {
+    "discover-fallback": Play(list_after_detection, auto=True),
+    "discover-fallback-any-error": Play(list_after_detection, auto=True),
     "cancellation": Play(give_up),
     "elicitation-url": Play(
         url_elicitation,
