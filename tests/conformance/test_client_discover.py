@@ -1,5 +1,6 @@
 """``jsonrpc-mcp conformance client``: era detection at 2026-07-28 (the scenarios discover-fallback and
-discover-fallback-any-error, ours: a legacy server refuses the client's modern request).
+discover-fallback-any-error, ours: a legacy server refuses the client's modern request) and caching
+hints (caching-hints, ours).
 
 Real subprocesses, as in test_client_scenarios_more.py: this project's client (the library's
 ``mode="auto"``) and the faulty client without a fault pass the requirements over both transports;
@@ -20,7 +21,7 @@ from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_con
 from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec
 from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
 
-from .clients.faulty_discover import SCENARIO_FAULTS, SCENARIOS
+from .clients.faulty_discover import PLAYED, SCENARIO_FAULTS, SCENARIOS
 
 FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
 OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
@@ -61,19 +62,24 @@ EVERY = {
 }
 
 
+CACHING = {f"client:caching:{name}@{t}" for name in ("ttl-zero-refetched", "cache-key") for t in BOTH}
+
+
 @pytest.mark.parametrize("client", ["ours", "faulty"])
 def test_a_client_of_both_eras_falls_back_and_passes(client: str) -> None:
-    run = _run(OURS if client == "ours" else FAULTY, BOTH)
+    run = _run(OURS if client == "ours" else FAULTY, BOTH, (*SCENARIOS, *PLAYED))
     assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
     assert _discover(run, PASS) == EVERY
+    assert {f"{v.id}@{v.transport}" for v in run.verdicts if v.status == PASS} >= CACHING
     notes = {v.note for v in run.verdicts if v.id.endswith("-fallback") and v.status == PASS}
     assert any("-32601" in n and "-32600" in n for n in notes), notes  # (both refusals were seen)
     assert any("empty body" in n for n in notes), notes
 
 
 def test_a_client_that_does_nothing_fails_every_requirement() -> None:
-    run = _run([*FAULTY, "--fault", "do-nothing"], BOTH)
+    run = _run([*FAULTY, "--fault", "do-nothing"], BOTH, (*SCENARIOS, *PLAYED))
     assert _discover(run, FAIL) == EVERY
+    assert {f"{v.id}@{v.transport}" for v in run.verdicts if v.status == FAIL} >= CACHING
 
 
 # fault -> (scenarios, transports, the failures it must cause: exactly these)
@@ -96,6 +102,8 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], set[str]]] = {
         BOTH,
         {"client:discover:era-kept@http", "client:discover:era-kept@stdio"},
     ),
+    "cache-ignore-ttl": (PLAYED, BOTH, {f"client:caching:ttl-zero-refetched@{t}" for t in BOTH}),
+    "cache-by-method": (PLAYED, BOTH, {f"client:caching:cache-key@{t}" for t in BOTH}),
 }
 
 

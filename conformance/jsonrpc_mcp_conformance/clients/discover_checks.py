@@ -1,8 +1,10 @@
 """The judges of era detection (2026-07-28, the scenarios ``discover-fallback`` and
 ``discover-fallback-any-error``): a client asked for 2026-07-28 meets a legacy server, which refuses
 its modern request with an error that is not a recognised modern one; a client that speaks both eras
-is to fall back to ``initialize`` and stay in the handshake era with that server. Registered in
-:data:`.checks.CHECKS` like the others, each reading one run's recorded traffic."""
+is to fall back to ``initialize`` and stay in the handshake era with that server. And the caching hints
+(``caching-hints``): a result that says ``ttlMs: 0`` is fetched again when needed, and a cached
+result never answers a request with other parameters. Registered in :data:`.checks.CHECKS` like the
+others, each reading one run's recorded traffic."""
 
 from __future__ import annotations
 
@@ -204,5 +206,67 @@ def era_kept(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
                 for _, m in modern[:3]
             ),
             evidence=[e for e, _ in modern[:3]],
+        )
+    return _pass()
+
+
+# -- caching hints (the scenario caching-hints) ---------------------------------------------------------
+def _answers(run: ScenarioRun, method: str) -> list[tuple[Event, dict[str, Any], Any]]:
+    """The client's ``method`` requests, each with the result the server answered it with (or None)."""
+    found = []
+    for index, event, message in _requests(run):
+        if message.get("method") != method:
+            continue
+        result = next(
+            (
+                answer.get("result")
+                for later in run.events[index + 1 :]
+                if later.source == SERVER
+                for answer in later.messages()
+                if "method" not in answer and answer.get("id") == message.get("id")
+            ),
+            None,
+        )
+        found.append((event, message, result))
+    return found
+
+
+@check("cache-stale-refetched")
+def stale_refetched(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """The scenario has the client need ``method``'s result ``times`` times; the server's answer says
+    ``ttlMs: 0`` (stale at once): each time the request went to the server."""
+    method, times = params["method"], int(params["times"])
+    sent = _answers(run, method)
+    if not sent:
+        return _fail(NOTHING_SENT) if not run.events else _fail(f"the client never sent {method}")
+    first = sent[0][2]
+    if not isinstance(first, dict) or first.get("ttlMs") != 0:
+        return _skip(f"the server's first {method} result did not say ttlMs 0")
+    if len(sent) < times:
+        return _fail(
+            f"the client sent {method} {len(sent)} time(s) where the scenario needs its result {times} "
+            "times: it reused a result whose ttlMs was 0 (stale at once)",
+            evidence=[e for e, _, _ in sent],
+        )
+    return _pass()
+
+
+@check("cache-key-respected")
+def key_respected(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+    """The client read every resource the server listed (the scenario's use): a ``resources/read``
+    for each URI, however fresh an earlier read's result was."""
+    listed = [result for _, _, result in _answers(run, "resources/list") if isinstance(result, dict)]
+    if not listed:
+        return _fail(NOTHING_SENT) if not run.events else _fail("the client never listed the resources")
+    resources = listed[0].get("resources")
+    uris = [r.get("uri") for r in resources if isinstance(r, dict)] if isinstance(resources, list) else []
+    read = {str((m.get("params") or {}).get("uri")) for _, m, _ in _answers(run, "resources/read")}
+    missing = [uri for uri in uris if uri not in read]
+    if not read:
+        return _fail("the client read none of the listed resources")
+    if missing:
+        return _fail(
+            f"the client read {sorted(read)} but never {missing}: a request with other parameters "
+            "was served from the cache (or not made)"
         )
     return _pass()

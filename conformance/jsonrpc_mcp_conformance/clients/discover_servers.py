@@ -25,7 +25,7 @@ from jsonrpc_mcp import JsonRpcError, Server
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.server import Call, CallNext
 
-__all__ = ["DISCOVER", "HTTP_WRAPPERS", "SERVERS", "EmptyRefusal"]
+__all__ = ["CACHE_RESOURCES", "DISCOVER", "HTTP_WRAPPERS", "SERVERS", "EmptyRefusal"]
 
 ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
@@ -109,8 +109,42 @@ class EmptyRefusal:
         await send({"type": "http.response.body", "body": b""})
 
 
+# -- caching-hints (2026-07-28): tools/list says "stale at once", resources/read "fresh for long" ---------
+CACHE_RESOURCES = {"test://cache/first": "the first resource", "test://cache/second": "the second resource"}
+LONG_TTL_MS = 600_000
+
+
+def _caching(base: str) -> Server:
+    """A 2026-07-28 server whose ``tools/list`` results carry ``ttlMs: 0`` (to be re-fetched whenever
+    needed) and whose other cacheable results are fresh for ten minutes, ``public``: a client caching
+    ``resources/read`` by method alone would answer the second read from the first's."""
+    server = Server(NAME, version=VERSION, cache_ttl_ms=LONG_TTL_MS, cache_scope="public")
+
+    @server.tool()
+    def add_numbers(a: float, b: float) -> str:
+        """Add two numbers."""
+        return f"The sum of {a} and {b} is {a + b}"
+
+    for uri, text in CACHE_RESOURCES.items():
+
+        def read(text: str = text) -> str:
+            return text
+
+        server.add_resource(uri, read, name=uri.rsplit("/", 1)[-1], mime_type="text/plain")
+
+    @server.middleware
+    async def stale_tools(call: Call, call_next: CallNext) -> Any:
+        result = await call_next(call)
+        if call.method == "tools/list" and isinstance(result, dict):
+            result = {**result, "ttlMs": 0}
+        return result
+
+    return server
+
+
 SERVERS: dict[str, Callable[[str], Server]] = {
     "discover-fallback": _method_not_found,
     "discover-fallback-any-error": _own_refusal,
+    "caching-hints": _caching,
 }
 HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {"discover-fallback-any-error": EmptyRefusal}

@@ -474,6 +474,9 @@ class FaultyClient:
         if self.scenario in faulty_more.SCENARIOS:
             faulty_more.play(self)
             return
+        if self.scenario in faulty_discover.PLAYED:
+            faulty_discover.play(self)
+            return
         kept = [
             tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
         ]
