@@ -20,6 +20,7 @@ from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec
 from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
 
 from .clients.faulty_client import SCENARIO_FAULTS
+from .clients.faulty_discover import SCENARIO_FAULTS as DISCOVER_FAULTS
 from .clients.faulty_more import SCENARIO_FAULTS as MORE_SCENARIO_FAULTS
 
 FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
@@ -140,8 +141,8 @@ CAUGHT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], set[s
 
 
 def test_every_scenario_fault_has_a_case() -> None:
-    # (those of faulty_more.py: test_client_scenarios_more.py)
-    assert set(CAUGHT) == set(SCENARIO_FAULTS) - set(MORE_SCENARIO_FAULTS)
+    # (those of faulty_more.py: test_client_scenarios_more.py; faulty_discover.py: test_client_discover.py)
+    assert set(CAUGHT) == set(SCENARIO_FAULTS) - set(MORE_SCENARIO_FAULTS) - set(DISCOVER_FAULTS)
 
 
 @pytest.mark.parametrize("fault", sorted(CAUGHT))

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import more_checks  # noqa: F401  (cancellation, URL elicitation, skills: they register too)
+from . import (
+    discover_checks,  # noqa: F401  (era detection: discover-fallback*)
+    more_checks,  # noqa: F401  (cancellation, URL elicitation, skills: they register too)
+)
 from .checks import NOTHING_SENT, Outcome, ScenarioRun, _fail, _pass, _skip, check
 from .recording import CLIENT, SERVER, Event
 

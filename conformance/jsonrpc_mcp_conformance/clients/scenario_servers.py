@@ -17,7 +17,7 @@ from jsonrpc_mcp import Server
 from jsonrpc_mcp.server import Call, CallNext
 from jsonrpc_mcp.server._context import Context
 
-from . import more_servers
+from . import discover_servers, more_servers
 
 __all__ = [
     "HTTP_WRAPPERS",
@@ -258,3 +258,5 @@ SERVERS: dict[str, Callable[[str], Server]] = {
 }
 HTTP_WRAPPERS: dict[str, Callable[[ASGIApp], ASGIApp]] = {"sse-retry": SseRetry}
 SERVERS.update(more_servers.SERVERS)  # (cancellation, URL elicitation, the skills scenarios)
+SERVERS.update(discover_servers.SERVERS)  # (era detection: the legacy servers of discover-fallback*)
+HTTP_WRAPPERS.update(discover_servers.HTTP_WRAPPERS)

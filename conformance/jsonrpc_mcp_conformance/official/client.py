@@ -190,10 +190,13 @@ def connect(
     capabilities: dict[str, Any] | None = None,
     handlers: Mapping[str, Callable[[Any], Awaitable[Any]]] | None = None,
     extensions: Mapping[str, dict[str, Any]] | None = None,
+    auto: bool = False,
 ) -> AbstractAsyncContextManager[Client]:
     """``Client.http`` to the scenario's server (``Client.stdio`` when the harness gave its command
     line), at the revision the suite asked for."""
     options: dict[str, Any] = dict(client_options(setting.protocol_version))
+    if auto and options["mode"] != "legacy":  # era detection: the revision asked for, or the handshake
+        options["mode"] = "auto"
     options.update(client_info=CLIENT_INFO, request_timeout=STEP_TIMEOUT)
     if capabilities is not None:
         options["capabilities"] = capabilities
@@ -420,9 +423,12 @@ async def progress(setting: Setting) -> None:
 
 @scenario(*client_more.MORE)
 async def more(setting: Setting) -> None:
-    """(``jsonrpc-mcp conformance client`` only) cancellation and elicitation-url: ``client_more.py``."""
+    """(``jsonrpc-mcp conformance client`` only) cancellation, elicitation-url, discover-fallback*:
+    ``client_more.py``."""
     play = client_more.MORE[setting.scenario]
-    async with connect(setting, capabilities=play.capabilities, handlers=play.handlers) as client:
+    async with connect(
+        setting, capabilities=play.capabilities, handlers=play.handlers, auto=play.auto
+    ) as client:
         why = await play.run(client, setting.context)
     if why:
         raise ScenarioFailed(why)

@@ -1,7 +1,8 @@
 """More scenarios of the driver (``client.py``), those of ``jsonrpc-mcp conformance client`` only:
-``cancellation`` and ``elicitation-url``. ``client.py`` connects as each :class:`Play` says (the
-capabilities it declares, the handlers answering the server) and runs it; a play returns why the
-scenario failed, or None.
+``cancellation``, ``elicitation-url``, ``caching-hints`` and the era detection ones
+(``discover-fallback*``: the library's ``mode="auto"``). ``client.py`` connects as each
+:class:`Play` says (the capabilities it declares, the handlers answering the server, era detection)
+and runs it; a play returns why the scenario failed, or None.
 
 As there, each does what an application would do with the public API and leaves the protocol to
 the library: the call given up on is the library's request timeout (``call_tool(...,
@@ -26,6 +27,7 @@ class Play:
     run: Callable[[Client, Mapping[str, Any]], Awaitable[str | None]]
     capabilities: dict[str, Any] | None = None
     handlers: dict[str, Callable[[Any], Awaitable[Any]]] = field(default_factory=dict)
+    auto: bool = False  # at a stateless revision: era detection (mode "auto"), not that revision alone
 
 
 async def give_up(client: Client, context: Mapping[str, Any]) -> str | None:
@@ -65,7 +67,31 @@ async def url_elicitation(client: Client, context: Mapping[str, Any]) -> str | N
     )
 
 
+async def list_after_detection(client: Client, context: Mapping[str, Any]) -> str | None:
+    """Era detection against a legacy server: the library probes ``server/discover`` and, refused
+    with an error that is not a modern one, falls back to ``initialize``; then list the tools."""
+    if "add_numbers" not in {tool.get("name") for tool in await client.list_tools()}:
+        return "the server lists no tool 'add_numbers'"
+    return None
+
+
+async def list_and_read(client: Client, context: Mapping[str, Any]) -> str | None:
+    """List the tools as many times as the context's ``listTools`` says, then list the resources and
+    read each (whatever the results' caching hints: this client keeps no cache)."""
+    times = context.get("listTools", 2)
+    if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+        return "the scenario's context needs a positive listTools"
+    for _ in range(times):
+        await client.list_tools()
+    for resource in await client.list_resources():
+        await client.read_resource(resource["uri"])
+    return None
+
+
 MORE: dict[str, Play] = {
+    "caching-hints": Play(list_and_read),
+    "discover-fallback": Play(list_after_detection, auto=True),
+    "discover-fallback-any-error": Play(list_after_detection, auto=True),
     "cancellation": Play(give_up),
     "elicitation-url": Play(
         url_elicitation,

@@ -35,6 +35,10 @@ try:
     from . import faulty_more
 except ImportError:  # run as a script: its folder is on sys.path
     import faulty_more  # type: ignore[no-redef,import-not-found]
+try:
+    from . import faulty_discover
+except ImportError:  # run as a script: its folder is on sys.path
+    import faulty_discover  # type: ignore[no-redef,import-not-found]
 
 FAULTS = {
     "do-nothing": "exit at once, having sent nothing",
@@ -79,6 +83,7 @@ FAULTS = {
 }
 FAULTS.update(AUTH_FAULTS)  # the auth/* scenarios' faults (faulty_auth.py)
 FAULTS.update(faulty_more.FAULTS)  # (cancellation, URL elicitation, the sep-2640-client-* scenarios)
+FAULTS.update(faulty_discover.FAULTS)  # (era detection: discover-fallback*)
 MODERN = "2026-07-28"
 # the faults of those scenarios (tests/conformance/test_client_scenarios.py checks them)
 SCENARIO_FAULTS = (
@@ -94,6 +99,7 @@ SCENARIO_FAULTS = (
     "strip-schema-vocabulary",
     "float-progress-token",
     *faulty_more.SCENARIO_FAULTS,
+    *faulty_discover.SCENARIO_FAULTS,
 )
 MORE_SCENARIOS = (
     "sep-2322-client-request-state",
@@ -430,6 +436,9 @@ class FaultyClient:
 
     # -- the scenario ---------------------------------------------------------------------------
     def connect(self) -> None:
+        if self.modern and self.scenario in faulty_discover.SCENARIOS:  # era detection
+            faulty_discover.connect(self)
+            return
         if self.modern:
             self.transport_version(self.revision)
             return
@@ -464,6 +473,9 @@ class FaultyClient:
             return
         if self.scenario in faulty_more.SCENARIOS:
             faulty_more.play(self)
+            return
+        if self.scenario in faulty_discover.PLAYED:
+            faulty_discover.play(self)
             return
         kept = [
             tool.get("name") for tool in tools if "call-invalid-tools" in self.faults or valid_headers(tool)
