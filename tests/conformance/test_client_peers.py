@@ -60,6 +60,9 @@ SCENARIOS = (
     "sep-2640-client-verify-digest",
     "sep-2640-client-verify-size",
     "sep-2640-client-verify-frontmatter",
+    "discover-fallback",
+    "discover-fallback-any-error",
+    "caching-hints",
 )
 SKILLS = tuple(name for name in SCENARIOS if name.startswith("sep-2640-"))
 # peer -> the scenarios its driver does not play (it exits 2 and says why: no public API for them)
@@ -193,6 +196,10 @@ CORE = {
         "client:progress:token",
         "client:elicitation:url-result",
         "client:elicitation:url-no-content",
+        "client:discover:handshake-after-fallback",
+        "client:discover:era-kept",
+        "client:caching:ttl-zero-refetched",
+        "client:caching:cache-key",
     },
 }
 HTTP_ONLY = {
@@ -214,9 +221,19 @@ HTTP_ONLY = {
         "client:tools:no-network-ref-deref",
         "client:cancellation:http-close-stream",
         "client:elicitation:url-not-fetched",
+        "client:discover:http-fallback",
     },
 }
-STDIO_ONLY = {L: {"client:cancellation:notify"}, M: {"client:cancellation:stdio-notify"}}
+STDIO_ONLY = {
+    L: {"client:cancellation:notify"},
+    M: {
+        "client:cancellation:stdio-notify",
+        "client:discover:stdio-probe-first",
+        "client:discover:stdio-fallback",
+    },
+}
+# the scenarios whose server speaks only the handshake era: at 2026-07-28 the client falls back
+FALLBACK = ("discover-fallback", "discover-fallback-any-error")
 SKILL_REQUIREMENTS = {
     "client:skills:no-prefetch",
     "client:skills:verify-digest",
@@ -327,7 +344,10 @@ def _assert_era(runs: list[ScenarioRun]) -> None:
         if scenario_run.scenario in REFUSING:
             continue  # (refused before any MCP request got through)
         sent = scenario_run.initialize()
-        if scenario_run.revision != M:
+        if scenario_run.scenario in FALLBACK:  # refused in the modern era first, then the handshake
+            assert sent is not None, scenario_run.scenario
+            assert sent[1]["params"]["protocolVersion"] != M, scenario_run.scenario
+        elif scenario_run.revision != M:
             assert sent is not None, scenario_run.scenario
             # (the SDK asks its latest handshake revision; a 2025-03-26 server answers with its own)
             assert sent[1]["params"]["protocolVersion"] == L, scenario_run.scenario

@@ -170,6 +170,25 @@ async def add_numbers() -> None:
         await call(client, "add_numbers", {"a": 5, "b": 3})
 
 
+@scenario("discover-fallback", "discover-fallback-any-error")
+async def era_fallback() -> None:
+    """A legacy server refuses the modern request: the SDK's ``auto`` mode falls back by itself."""
+    async with connect() as client:
+        await client.list_tools()
+
+
+@scenario("caching-hints")
+async def list_again() -> None:
+    """List the tools as often as the context says, list the resources and read each one (what the
+    SDK caches, and for how long, is its own)."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    async with connect() as client:
+        for _ in range(int(context.get("listTools", 2))):
+            await client.list_tools()
+        for resource in (await client.list_resources()).resources:
+            await client.read_resource(resource.uri)
+
+
 @scenario("http-standard-headers")
 async def every_named_request() -> None:
     """Each kind of request that names something: call every tool, read every resource, get every

@@ -130,6 +130,24 @@ scenario(['tools_call'], () =>
   })
 );
 
+// a legacy server refuses the modern request: the SDK's auto mode falls back by itself
+scenario(['discover-fallback', 'discover-fallback-any-error'], () =>
+  session({}, async client => {
+    await client.listTools();
+  })
+);
+
+// list the tools as often as the context says, list the resources and read each one
+scenario(['caching-hints'], () =>
+  session({}, async client => {
+    const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
+    for (let i = 0; i < (context.listTools ?? 2); i++) await client.listTools();
+    for (const resource of (await client.listResources()).resources) {
+      await client.readResource({ uri: resource.uri });
+    }
+  })
+);
+
 // each kind of request that names something (the SDK adds Mcp-Method and Mcp-Name)
 scenario(['http-standard-headers'], () =>
   session({}, async client => {
