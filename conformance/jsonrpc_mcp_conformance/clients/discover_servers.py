@@ -25,6 +25,8 @@ from jsonrpc_mcp import JsonRpcError, Server
 from jsonrpc_mcp.revisions import HANDSHAKE_REVISIONS
 from jsonrpc_mcp.server import Call, CallNext
 
+from .buffered import read_body
+
 __all__ = ["CACHE_RESOURCES", "DISCOVER", "HTTP_WRAPPERS", "SERVERS", "EmptyRefusal"]
 
 ASGIApp = Callable[
@@ -91,18 +93,8 @@ class EmptyRefusal:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
+        body, replayed = await read_body(receive)
         if not _is_modern_post(body):
-            replay = [{"type": "http.request", "body": body, "more_body": False}]
-
-            async def replayed() -> Any:
-                return replay.pop(0) if replay else await receive()
-
             await self.app(scope, replayed, send)
             return
         await send({"type": "http.response.start", "status": 400, "headers": [(b"content-length", b"0")]})

@@ -18,6 +18,7 @@ from jsonrpc_mcp.server import Call, CallNext
 from jsonrpc_mcp.server._context import Context
 
 from . import discover_servers, more_servers
+from .buffered import read_body
 
 __all__ = [
     "HTTP_WRAPPERS",
@@ -144,12 +145,7 @@ class SseRetry:
         if scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
+        body, replayed = await read_body(receive)
         try:
             request = json.loads(body)
         except ValueError:
@@ -159,11 +155,6 @@ class SseRetry:
             priming = f"id: {SSE_RETRY_EVENT_ID}\nretry: {SSE_RETRY_MS}\ndata: \n\n".encode()
             await self._stream(send, scope, priming)  # ... and closed: no response on this stream
             return
-        replay = [{"type": "http.request", "body": body, "more_body": False}]
-
-        async def replayed() -> Any:
-            return replay.pop(0) if replay else await receive()
-
         await self.app(scope, replayed, send)
 
 

@@ -20,6 +20,7 @@ from jsonrpc_mcp import Server
 from jsonrpc_mcp.server._context import Context
 
 from . import scenario_servers
+from .buffered import read_body
 
 __all__ = [
     "CANARY_PATH",
@@ -317,22 +318,12 @@ class RejectFirstVersion:
         if self.rejected or scope.get("type") != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
+        body, replayed = await read_body(receive)
         try:
             request = json.loads(body)
         except ValueError:
             request = None
         if not isinstance(request, dict) or "method" not in request or "id" not in request:
-            replay = [{"type": "http.request", "body": body, "more_body": False}]
-
-            async def replayed() -> Any:
-                return replay.pop(0) if replay else await receive()
-
             await self.app(scope, replayed, send)
             return
         self.rejected = True
