@@ -5,9 +5,10 @@ unsupported ``$schema`` dialect or a ``$ref`` that would need the network is the
 developer's error (:class:`SchemaDefinitionError`), never the client's. ``$schema`` is honoured;
 without it a schema is JSON Schema 2020-12. Remote references are never fetched.
 
-``jsonschema`` is imported only when a schema needs it (see "fast path" below): a server whose tools
-all take flat arguments starts without loading it, until an instance is rejected and its error
-messages are written.
+``jsonschema`` is imported only when a schema needs it: a schema that is certainly valid (a flat one, see
+"fast path" below, or a 2020-12 one made of well-known keywords and local ``$ref``s, see ``_certain``) is
+not checked by it at registration, so a server starts without loading it; it is loaded when such a
+schema's instances first need it (an instance rejected, or a schema beyond the fast path).
 
 Validation errors read like ``limit: 100 is greater than the maximum of 20``.
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+
+from ._certain import certainly_valid, extension_keyword
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -113,6 +116,15 @@ def _path(error: ValidationError) -> str:
     return out
 
 
+_TOO_DEEP = "the value is nested too deeply to be checked against the schema"
+
+
+def _recursion_panic(exc: BaseException) -> bool:
+    """Python's recursion limit reached inside a Rust extension (``rpds``, under ``referencing``): pyo3
+    turns it into a ``PanicException``, a BaseException that would otherwise lose the request."""
+    return type(exc).__name__ == "PanicException" and "RecursionError" in str(exc)
+
+
 def _shorten(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
@@ -164,7 +176,7 @@ def _property_check(schema: Any) -> _Check | None:
         return None
     kind = schema["type"]
     type_ok = _TYPE_CHECKS.get(kind)
-    constraints = set(schema) - _ANNOTATIONS - {"type"}
+    constraints = {k for k in schema if k not in _ANNOTATIONS and k != "type" and not extension_keyword(k)}
     allowed = _NUMERIC if kind in ("integer", "number") else _LENGTHS if kind == "string" else frozenset()
     if type_ok is None or not constraints <= allowed:
         return None
@@ -194,7 +206,9 @@ def _property_check(schema: Any) -> _Check | None:
 
 def _fast_check(schema: dict[str, Any], dialect: str) -> _Check | None:
     """A quick "is it valid" for flat object schemas, or None when the schema is beyond it."""
-    if dialect == "Draft4Validator" or not set(schema) <= _ROOT_KEYS or schema.get("type") != "object":
+    if dialect == "Draft4Validator" or schema.get("type") != "object":
+        return None
+    if any(key not in _ROOT_KEYS and not extension_keyword(key) for key in schema):
         return None
     properties = schema.get("properties", {})
     required = schema.get("required", [])
@@ -273,8 +287,10 @@ class CompiledSchema:
         self._dialect = _dialect(schema, what)
         self._validator: Any = None
         self._fast = _fast_check(schema, self._dialect)
-        if self._fast is not None and _certainly_valid(schema):
-            return  # no $ref, no format: nothing more to check; jsonschema waits for a rejected instance
+        if (self._fast is not None and _certainly_valid(schema)) or (
+            self._dialect == _DEFAULT_DIALECT and certainly_valid(schema)
+        ):
+            return  # nothing more to check; jsonschema waits for the first instance that needs it
         from jsonschema.exceptions import SchemaError
 
         cls = _validator_class(self._dialect)
@@ -331,5 +347,9 @@ class CompiledSchema:
                 return None
             found = sorted(validator.iter_errors(instance), key=lambda e: (-len(e.absolute_path), _path(e)))
         except RecursionError:  # the checks recurse with the value's depth (JSON allows about 1,000)
-            return ["the value is nested too deeply to be checked against the schema"]
+            return [_TOO_DEEP]
+        except BaseException as exc:  # the same, met inside referencing's Rust maps (a pyo3 panic)
+            if not _recursion_panic(exc):
+                raise
+            return [_TOO_DEEP]
         return [format_error(e) for e in found[:_MAX_ERRORS]]

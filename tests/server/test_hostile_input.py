@@ -41,6 +41,19 @@ async def test_a_wrong_value_nested_deep_is_refused_as_invalid_arguments(depth: 
         assert "nested too deeply" in text
 
 
+async def test_a_schema_that_loops_on_itself_costs_each_call_an_error_not_the_request() -> None:
+    """``not: {$ref: "#"}`` recurses forever whatever the value; where Python's recursion limit is met
+    inside referencing's Rust maps it surfaces as a pyo3 panic, which must not lose the request."""
+    server = Server("loop")
+    server.add_tool("count", lambda: "ok", input_schema={"type": "object", "not": {"$ref": "#"}})
+    async with connect(server) as client:
+        for _ in range(6):  # (where the limit is met varies with the stack: several calls meet both)
+            result = await client.call_tool("count", {})
+            assert result["isError"] is True
+            assert "nested too deeply" in result["content"][0]["text"]
+        await client.ping()  # (raises unless answered)
+
+
 async def test_a_huge_unknown_uri_is_quoted_short_and_not_echoed_twice() -> None:
     server = Server("r")
     server.add_resource("res://known", lambda: "here")
