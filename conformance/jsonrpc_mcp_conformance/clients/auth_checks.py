@@ -9,8 +9,9 @@ are left out (an :class:`~.authserver.AuthRecord`'s frame shows them as ``...``)
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,12 +22,6 @@ from .checks import NOTHING_SENT, Outcome, ScenarioRun, _fail, _pass, _skip, che
 from .recording import CLIENT, Event
 
 __all__: list[str] = []  # (the judges are found in CHECKS by name)
-
-Judge = Any
-
-
-def _side(run: ScenarioRun) -> AuthSide | None:
-    return run.auth if isinstance(run.auth, AuthSide) else None
 
 
 def _evidence(records: Iterable[AuthRecord]) -> list[Event]:
@@ -56,21 +51,33 @@ def _authorized(side: AuthSide) -> bool:
     return any(r.endpoint == "mcp" and r.notes.get("token_server") and r.status < 400 for r in side.records)
 
 
-def _needs(run: ScenarioRun) -> tuple[AuthSide | None, Outcome | None]:
-    side = _side(run)
-    if side is None:
-        return None, _skip("not an authorization scenario run")
-    return side, _nothing(side)
+AuthJudge = Callable[[AuthSide, dict[str, Any]], Outcome]
+
+
+def auth_check(name: str) -> Callable[[AuthJudge], AuthJudge]:
+    """Register the judge of an authorization requirement under ``name``. It is given the run's
+    authorization side; a run of another scenario is skipped, and one where the client sent nothing
+    at all (not even to the metadata) fails, before the judge is asked."""
+
+    def register(judge: AuthJudge) -> AuthJudge:
+        @functools.wraps(judge)
+        def judged(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+            side = run.auth if isinstance(run.auth, AuthSide) else None
+            if side is None:
+                return _skip("not an authorization scenario run")
+            return _nothing(side) or judge(side, params)
+
+        check(name)(judged)
+        return judge
+
+    return register
 
 
 # -- discovery ------------------------------------------------------------------------------------
-@check("auth-prm-discovery")
-def prm_discovery(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-prm-discovery")
+def prm_discovery(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """The protected resource metadata is read from the challenge's ``resource_metadata`` when it
     has one, else from the well-known URIs in the spec's order (path-inserted, then the root)."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     config = side.config
     asked = [r for r in side.records if r.endpoint == "prm" and r.server == "rs"]
     if not asked:
@@ -110,14 +117,11 @@ def _metadata_order(issuer: str) -> list[str]:
     ]
 
 
-@check("auth-as-metadata-discovery")
-def as_metadata_discovery(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-as-metadata-discovery")
+def as_metadata_discovery(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """The authorization server metadata is read at the well-known URIs the spec lists for the
     issuer (RFC 8414 first, then OpenID Connect discovery; path-inserted for an issuer with a
     path), in that order, and nowhere else."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     order = _metadata_order(side.issuer("as"))
     asked = [r for r in side.records if r.endpoint == "as-metadata" and r.server == "as"]
     if not asked:
@@ -140,13 +144,10 @@ def as_metadata_discovery(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _fail(*problems, evidence=_evidence(asked)) if problems else _pass()
 
 
-@check("auth-code-flow")
-def code_flow(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-code-flow")
+def code_flow(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """The authorization code flow went through: each endpoint of ``params['steps']`` was used and
     answered, then an MCP request with the token got through."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     problems = []
     for step in params.get("steps", ["as-metadata", "authorize", "token"]):
         records = side.to(step)
@@ -160,13 +161,10 @@ def code_flow(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
 
 
 # -- the authorization request ---------------------------------------------------------------------
-@check("auth-pkce")
-def pkce(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-pkce")
+def pkce(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Every authorization request has a ``code_challenge`` with method S256, and every code
     exchange the ``code_verifier`` whose S256 is that challenge."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     asked = side.to("authorize")
     if not asked:
         return _fail("the client made no authorization request")
@@ -188,13 +186,10 @@ def pkce(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _fail(*problems, evidence=_evidence(asked + _code_tokens(side))) if problems else _pass()
 
 
-@check("auth-resource")
-def resource(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-resource")
+def resource(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Authorization and token requests carry ``resource``: the MCP server's URI exactly as its
     protected resource metadata publishes it (RFC 8707)."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     asked = side.to("authorize")
     if not asked:
         return _fail("the client made no authorization request")
@@ -209,14 +204,11 @@ def resource(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _fail(*sorted(set(problems)), evidence=_evidence(asked)) if problems else _pass()
 
 
-@check("auth-scope")
-def scope(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-scope")
+def scope(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """The first authorization request's scope follows the scope selection strategy: the
     challenge's ``scope`` (``rule`` www-authenticate), else the PRM's ``scopes_supported``
     (scopes-supported), else no scope at all (omitted)."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     asked = side.to("authorize")
     if not asked:
         return _fail("the client made no authorization request")
@@ -240,13 +232,10 @@ def scope(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-step-up")
-def step_up(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-step-up")
+def step_up(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """After a 403 insufficient_scope the client authorizes again, asking for the challenged
     scope (``params['union']``: and for the scopes it had asked for before)."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     asked = side.to("authorize")
     challenged = [i for i, r in enumerate(side.records) if r.status == 403]
     if not challenged:
@@ -268,13 +257,10 @@ def step_up(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-retry-limit")
-def retry_limit(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-retry-limit")
+def retry_limit(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Repeated 403 insufficient_scope answers to the same scope do not make the client authorize
     without end: at most ``params['max']`` authorization requests."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     count, most = len(side.to("authorize")), int(params.get("max", 3))
     if count == 0:
         return _fail("the client made no authorization request")
@@ -286,13 +272,10 @@ def retry_limit(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
 
 
 # -- the client's identity and its authentication ----------------------------------------------------
-@check("auth-token-endpoint-method")
-def token_endpoint_method(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-token-endpoint-method")
+def token_endpoint_method(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Every token request authenticates with the method the authorization server supports (and
     gave at registration): ``params['method']``."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     tokens = side.to("token")
     if not tokens:
         return _fail("the client made no token request")
@@ -304,14 +287,11 @@ def token_endpoint_method(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-registration")
-def registration(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-registration")
+def registration(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """How the client identified itself: ``preregistered`` (the credentials it was given, no
     registration), ``cimd`` (an https URL with a path as client_id, no registration) or ``dcr``
     (registered, then used the client_id it got)."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     asked, registered = side.to("authorize"), side.to("register")
     if not asked:
         return _fail("the client made no authorization request")
@@ -338,12 +318,9 @@ def registration(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-application-type")
-def application_type(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-application-type")
+def application_type(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """A dynamic registration says its ``application_type``: native or web."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     registered = side.to("register")
     if not registered:
         return _skip("the client did not register dynamically")
@@ -355,13 +332,10 @@ def application_type(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-refresh-grant-type")
-def refresh_grant_type(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-refresh-grant-type")
+def refresh_grant_type(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """A client registering with an authorization server that offers offline_access lists the
     refresh_token grant type in its metadata."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     registered = side.to("register")
     if not registered:
         return _skip("the client did not register dynamically (its metadata is not seen)")
@@ -373,13 +347,10 @@ def refresh_grant_type(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
 
 
 # -- using the token -------------------------------------------------------------------------------
-@check("auth-bearer")
-def bearer(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-bearer")
+def bearer(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Once it has a token, the client sends it in ``Authorization: Bearer`` on every request to
     the MCP server, and never in a query string."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     issued = [i for i, r in enumerate(side.records) if r.endpoint == "token" and r.status == 200]
     problems = []
     secrets_seen = set(side.tokens.access) | set(side.tokens.refresh)
@@ -401,13 +372,10 @@ def bearer(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _fail(*sorted(set(problems)), evidence=_evidence(bare)) if problems else _pass()
 
 
-@check("auth-refresh")
-def refresh(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-refresh")
+def refresh(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """When the access token is refused as expired and the client holds a refresh token, it uses
     the refresh_token grant instead of authorizing again."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     expired = [
         i
         for i, r in enumerate(side.records)
@@ -427,14 +395,11 @@ def refresh(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-client-credentials")
-def client_credentials(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-client-credentials")
+def client_credentials(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Machine to machine: the client_credentials grant with the credentials the scenario gave
     (``params['method']``: client_secret_basic, or private_key_jwt with an assertion that
     verifies), and no authorization request."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     if side.note:
         return _skip(side.note)
     tokens = side.to("token")
@@ -458,14 +423,11 @@ def client_credentials(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
 
 
 # -- refusing what must be refused -------------------------------------------------------------------
-@check("auth-iss")
-def iss(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-iss")
+def iss(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """RFC 9207: with ``expect`` proceed, the client exchanges the code the redirect brought; with
     reject (the ``iss`` is missing though advertised, or not the issuer's exact string) it does
     not."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     if not side.to("authorize"):
         return _fail("the client made no authorization request")
     exchanged = _code_tokens(side)
@@ -478,13 +440,10 @@ def iss(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-metadata-issuer")
-def metadata_issuer(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-metadata-issuer")
+def metadata_issuer(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Authorization server metadata whose ``issuer`` is not the issuer the client built its URL
     from is not used: none of its endpoints is called."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     if not side.to("as-metadata"):
         return _fail("the client never read the authorization server metadata")
     used = side.to("authorize") + side.to("token") + side.to("register")
@@ -495,13 +454,10 @@ def metadata_issuer(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-resource-mismatch")
-def resource_mismatch(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-resource-mismatch")
+def resource_mismatch(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """Protected resource metadata naming another resource than the server the client talks to is
     refused: no authorization follows."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     if not [r for r in side.records if r.endpoint == "prm" and r.status == 200]:
         return _fail("the client never read the protected resource metadata")
     asked = side.to("authorize") + side.to("token")
@@ -513,12 +469,9 @@ def resource_mismatch(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-offline-access")
-def offline_access(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-offline-access")
+def offline_access(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """``offline_access`` is asked for only when the authorization server lists it."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     asked = side.to("authorize")
     if not asked:
         return _fail("the client made no authorization request")
@@ -528,13 +481,10 @@ def offline_access(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
     return _pass()
 
 
-@check("auth-as-migration")
-def as_migration(run: ScenarioRun, params: dict[str, Any]) -> Outcome:
+@auth_check("auth-as-migration")
+def as_migration(side: AuthSide, params: dict[str, Any]) -> Outcome:
     """When the PRM moves to another authorization server, the client registers there afresh and
     never presents the first server's client_id to it."""
-    side, early = _needs(run)
-    if side is None or early is not None:
-        return early or _skip("")
     if not side.migrated:
         return _fail("the client never got through to the MCP server with the first server's token")
     first_ids = {r.notes.get("client_id") for r in side.to("register", "as")} - {None}
