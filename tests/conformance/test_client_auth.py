@@ -8,38 +8,22 @@ the requirements it breaks; a client that does nothing fails them all.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import anyio
 import pytest
 
 from jsonrpc_mcp_conformance.clients.authserver import AuthConfig, AuthRecord, basic_credentials
-from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_conformance
 from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec, requirement_scenarios
 from jsonrpc_mcp_conformance.runner import PASS, SKIP, Run
 
+from .client_runs import FAULTY, OURS, run_clients
 from .clients.faulty_auth import AUTH_FAULTS
 
-FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
-OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
-CLIENT_TIMEOUT = 45.0
 ALL_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 MODERN = ("2026-07-28",)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _run(command: list[str], scenarios: tuple[str, ...] = (), revisions: tuple[str, ...] = MODERN) -> Run:
-    spec = load_client_spec()
-    auth = [f for f in spec.requirements if f.id.startswith("client:auth:")]
-    scenarios = scenarios or tuple(name for name in spec.scenarios if name.startswith("auth/"))
-    options = ClientOptions(revisions=revisions, transports=("http",), timeout=CLIENT_TIMEOUT)
-    run, _ = anyio.run(run_client_conformance, command, spec, auth, options, scenarios)
-    return run
+    scenarios = scenarios or tuple(name for name in load_client_spec().scenarios if name.startswith("auth/"))
+    return run_clients(command, ("http",), scenarios, revisions, only="client:auth:")
 
 
 def _failed(run: Run) -> set[str]:

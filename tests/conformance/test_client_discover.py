@@ -11,35 +11,19 @@ bounded by the runner's timeout.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import anyio
 import pytest
 
-from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_conformance
-from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec
 from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
 
+from .client_runs import FAULTY, OURS, run_clients
 from .clients.faulty_discover import PLAYED, SCENARIO_FAULTS, SCENARIOS
 
-FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
-OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
-CLIENT_TIMEOUT = 45.0  # one scenario's client run (importing the library on a loaded machine)
 M = "2026-07-28"
 BOTH = ("http", "stdio")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _run(command: list[str], transports: tuple[str, ...], scenarios: tuple[str, ...] = SCENARIOS) -> Run:
-    spec = load_client_spec()
-    options = ClientOptions(revisions=(M,), transports=transports, timeout=CLIENT_TIMEOUT)
-    run, _ = anyio.run(run_client_conformance, command, spec, spec.requirements, options, scenarios)
-    return run
+    return run_clients(command, transports, scenarios, (M,))
 
 
 def _discover(run: Run, *statuses: str) -> set[str]:

@@ -14,45 +14,21 @@ import json
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 
 from jsonrpc_mcp_conformance.clients import cli
 from jsonrpc_mcp_conformance.clients.checks import CHECKS
 from jsonrpc_mcp_conformance.clients.recording import read_tap
-from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_conformance, server_command
+from jsonrpc_mcp_conformance.clients.runner import server_command
 from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec, requirement_scenarios
 from jsonrpc_mcp_conformance.clients.servers import SERVERS
-from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
+from jsonrpc_mcp_conformance.runner import FAIL, PASS
 
+from .client_runs import FAULTY, OURS, failed, run_clients
 from .clients.faulty_auth import AUTH_FAULTS
 from .clients.faulty_client import FAULTS, SCENARIO_FAULTS
 
 REPO = Path(__file__).resolve().parents[2]
-FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
-OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
-CLIENT_TIMEOUT = 45.0  # one scenario's client run (importing the library on a loaded machine)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _run(
-    command: list[str],
-    transports: tuple[str, ...],
-    scenarios: tuple[str, ...] = (),
-    revisions: tuple[str, ...] = ("2025-11-25", "2026-07-28"),
-) -> Run:
-    spec = load_client_spec()
-    options = ClientOptions(revisions=revisions, transports=transports, timeout=CLIENT_TIMEOUT)
-    run, _ = anyio.run(run_client_conformance, command, spec, spec.requirements, options, scenarios)
-    return run
-
-
-def _failed(run: Run) -> set[str]:
-    return {f"{v.id}@{v.revision}/{v.transport}" for v in run.verdicts if v.status not in (PASS, "skip")}
 
 
 # -- the fixtures ------------------------------------------------------------------------------------
@@ -123,8 +99,8 @@ def test_the_tap_records_both_directions(tmp_path: Path) -> None:
 # -- this project's client ---------------------------------------------------------------------------
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_our_client_passes_every_requirement(transport: str) -> None:
-    run = _run(OURS, (transport,))
-    assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
+    run = run_clients(OURS, (transport,))
+    assert failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
     passed = {v.id for v in run.verdicts if v.status == PASS}
     assert {
         "client:lifecycle:initialized-sent",
@@ -144,8 +120,8 @@ def test_our_client_passes_every_requirement(transport: str) -> None:
 
 def test_the_correct_faulty_client_passes_over_both_transports() -> None:
     """Without a fault the hand-written client is correct: what its faults break is all they break."""
-    run = _run(FAULTY, ("http", "stdio"))
-    assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
+    run = run_clients(FAULTY, ("http", "stdio"))
+    assert failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
     assert {v.transport for v in run.verdicts if v.status == PASS} == {"http", "stdio"}
 
 
@@ -273,8 +249,8 @@ def test_every_fault_has_a_case() -> None:
 @pytest.mark.parametrize("fault", sorted(CAUGHT))
 def test_each_fault_is_caught_requirement_by_requirement(fault: str) -> None:
     scenarios, transports, revisions, expected = CAUGHT[fault]
-    run = _run([*FAULTY, "--fault", fault], transports, scenarios, revisions)
-    assert _failed(run) == expected
+    run = run_clients([*FAULTY, "--fault", fault], transports, scenarios, revisions)
+    assert failed(run) == expected
     for verdict in run.verdicts:
         if verdict.status == FAIL:
             assert verdict.problems and verdict.fixture.url(verdict.revision).startswith("https://")

@@ -9,23 +9,15 @@ binds 127.0.0.1 port 0; every client run is bounded by the runner's timeout.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import anyio
 import pytest
 
-from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_conformance
-from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec
 from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
 
+from .client_runs import FAULTY, OURS, L, M, failed, run_clients
 from .clients.faulty_client import SCENARIO_FAULTS
 from .clients.faulty_discover import SCENARIO_FAULTS as DISCOVER_FAULTS
 from .clients.faulty_more import SCENARIO_FAULTS as MORE_SCENARIO_FAULTS
 
-FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
-OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
-CLIENT_TIMEOUT = 45.0  # one scenario's client run (importing the library on a loaded machine)
 SCENARIOS = (
     "sep-2322-client-request-state",
     "sse-retry",
@@ -33,12 +25,6 @@ SCENARIOS = (
     "http-standard-headers",
     "progress",
 )
-L, M = "2025-11-25", "2026-07-28"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def _run(
@@ -47,14 +33,7 @@ def _run(
     scenarios: tuple[str, ...] = SCENARIOS,
     revisions: tuple[str, ...] = (L, M),
 ) -> Run:
-    spec = load_client_spec()
-    options = ClientOptions(revisions=revisions, transports=transports, timeout=CLIENT_TIMEOUT)
-    run, _ = anyio.run(run_client_conformance, command, spec, spec.requirements, options, scenarios)
-    return run
-
-
-def _failed(run: Run) -> set[str]:
-    return {f"{v.id}@{v.revision}/{v.transport}" for v in run.verdicts if v.status not in (PASS, "skip")}
+    return run_clients(command, transports, scenarios, revisions)
 
 
 NEW = {
@@ -74,7 +53,7 @@ NEW_HTTP = {"client:sse:reconnect", "client:sse:retry-respected", "client:sse:la
 @pytest.mark.parametrize("client", ["ours", "faulty"])
 def test_a_correct_client_passes_the_scenarios(client: str, transport: str) -> None:
     run = _run(OURS if client == "ours" else FAULTY, (transport,))
-    assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
+    assert failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
     passed = {v.id for v in run.verdicts if v.status == PASS}
     assert NEW | (NEW_HTTP | {"client:http:standard-headers"} if transport == "http" else set()) <= passed
 
@@ -149,7 +128,7 @@ def test_every_scenario_fault_has_a_case() -> None:
 def test_each_scenario_fault_is_caught_requirement_by_requirement(fault: str) -> None:
     scenarios, transports, revisions, expected = CAUGHT[fault]
     run = _run([*FAULTY, "--fault", fault], transports, scenarios, revisions)
-    assert _failed(run) == expected
+    assert failed(run) == expected
     for verdict in run.verdicts:
         if verdict.status == FAIL:
             assert verdict.problems and verdict.fixture.url(verdict.revision).startswith("https://")
@@ -160,6 +139,6 @@ def test_standard_headers_missing_are_caught_in_their_scenario() -> None:
     is made, so a client sending no Mcp-Method / Mcp-Name fails there (the scenario server refuses
     those POSTs, so nothing else is judged)."""
     run = _run([*FAULTY, "--fault", "no-standard-headers"], ("http",), ("http-standard-headers",), (M,))
-    assert _failed(run) == {f"client:http:standard-headers@{M}/http"}
+    assert failed(run) == {f"client:http:standard-headers@{M}/http"}
     verdict = next(v for v in run.verdicts if v.id == "client:http:standard-headers")
     assert any("Mcp-Method is None" in problem for problem in verdict.problems)

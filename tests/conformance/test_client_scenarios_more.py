@@ -9,27 +9,12 @@ these scenarios fails exactly the requirements it breaks. Every scenario server 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import anyio
 import pytest
 
-from jsonrpc_mcp_conformance.clients.runner import ClientOptions, run_client_conformance
-from jsonrpc_mcp_conformance.clients.scenarios import load_client_spec
 from jsonrpc_mcp_conformance.runner import FAIL, PASS, Run
 
+from .client_runs import FAULTY, OURS, L, M, failed, run_clients
 from .clients.faulty_more import SCENARIO_FAULTS, SCENARIOS
-
-FAULTY = [sys.executable, str(Path(__file__).with_name("clients") / "faulty_client.py")]
-OURS = [sys.executable, "-m", "jsonrpc_mcp_conformance.official.client"]
-CLIENT_TIMEOUT = 45.0  # one scenario's client run (importing the library on a loaded machine)
-L, M = "2025-11-25", "2026-07-28"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def _run(
@@ -38,14 +23,7 @@ def _run(
     scenarios: tuple[str, ...] = SCENARIOS,
     revisions: tuple[str, ...] = (L, M),
 ) -> Run:
-    spec = load_client_spec()
-    options = ClientOptions(revisions=revisions, transports=transports, timeout=CLIENT_TIMEOUT)
-    run, _ = anyio.run(run_client_conformance, command, spec, spec.requirements, options, scenarios)
-    return run
-
-
-def _failed(run: Run) -> set[str]:
-    return {f"{v.id}@{v.revision}/{v.transport}" for v in run.verdicts if v.status not in (PASS, "skip")}
+    return run_clients(command, transports, scenarios, revisions)
 
 
 def _passed(run: Run) -> set[str]:
@@ -76,7 +54,7 @@ ONLY = {
 @pytest.mark.parametrize("client", ["ours", "faulty"])
 def test_a_correct_client_passes_the_scenarios(client: str, transport: str) -> None:
     run = _run(OURS if client == "ours" else FAULTY, (transport,))
-    assert _failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
+    assert failed(run) == set(), [v.problems for v in run.verdicts if v.status == FAIL]
     assert BOTH | ONLY[transport] <= _passed(run)
     closed = [v for v in run.verdicts if v.id == "client:cancellation:http-close-stream"]
     assert all(v.note.startswith("closed ") for v in closed)  # (the recorder saw the connection close)
@@ -177,7 +155,7 @@ def test_every_fault_of_these_scenarios_has_a_case() -> None:
 def test_each_fault_is_caught_requirement_by_requirement(fault: str) -> None:
     scenarios, transports, revisions, expected = CAUGHT[fault]
     run = _run([*FAULTY, "--fault", fault], transports, scenarios, revisions)
-    assert _failed(run) == expected
+    assert failed(run) == expected
     for verdict in run.verdicts:
         if verdict.status == FAIL:
             assert verdict.problems and verdict.fixture.url(verdict.revision).startswith("https://")
