@@ -30,6 +30,7 @@ __all__ = [
     "SKIP",
     "Abort",
     "Channel",
+    "LateAnswers",
     "Seen",
     "sent_request_ids",
 ]
@@ -73,6 +74,16 @@ class Seen:
     parsed: bool = True
     # the fixture it came in sent a frame the server cannot read (so an error answer may have id null)
     after_unreadable: bool = False
+
+
+@dataclass
+class LateAnswers:
+    """Whether a wait that ended with nothing is still confirmed by a follow-up (see
+    ``Channel.next_response``); a run's channels share one, so a server that left a follow-up
+    unanswered (wedged) costs one such wait in the run, not one more per wait."""
+
+    wedged: bool = False
+    sent: int = 0  # confirmation follow-ups sent (the log and the tests read it)
 
 
 def _is_response(value: Any) -> bool:
@@ -183,6 +194,12 @@ class Channel:
         self.unreadable_in: str | None = None  # the latest fixture that sent such a frame
         self._swallow: set[str] = set()  # ids of follow-ups sent that no step waits for any more
         self.ended_by: str = ""  # the follow-up whose answer ended the latest wait, if one did
+        # a wait for an answer to a well-formed request that ended with nothing is confirmed by a
+        # follow-up (see ``next_response``): when it was sent in the latest wait (s), and whether
+        # the run still sends them (the runner shares one ``LateAnswers`` among its channels)
+        self.confirmed_at: float | None = None
+        self.late = LateAnswers()
+        self.input_closed = False  # the connection's input was closed (nothing more can be sent)
         # a new connection (a new stdio process) that has sent nothing yet may still be starting: its
         # first answer is waited for ``Options.handshake_timeout`` (see :meth:`first_wait`)
         self.heard = False
@@ -202,6 +219,13 @@ class Channel:
         """Go on over ``conn``, a new connection (a ``reconnect`` step): it may still be starting."""
         self.conn = conn
         self.heard = False
+        self.input_closed = False
+
+    async def close_input(self) -> None:
+        """Close the connection's input (stdio: the server's stdin); nothing is sent on it after."""
+        self.touched = True
+        self.input_closed = True
+        await self.conn.close_input()
 
     @property
     def starting(self) -> bool:
@@ -233,6 +257,11 @@ class Channel:
             return (
                 f"no response: the POST was answered {reply.status}{kind}{shown} (no JSON-RPC response in it)"
             )
+        if self.confirmed_at is not None:  # (a follow-up was sent once the timeout had passed)
+            then = self.confirmed_at
+            if self.ended_by:
+                return f"no answer in {then:.3g} s, nor before the answer to a follow-up sent then"
+            return f"no answer in {self.waited:.3g} s, nor to the follow-up sent after {then:.3g} s"
         if self.ended_by:
             return f"no response before the follow-up's answer ({self.waited:.1f} s)"
         return f"no answer in {self.waited:.3g} s"
@@ -435,6 +464,19 @@ class Channel:
         returned as usual, and the follow-up's answer is dropped (it stays in the log) when it
         comes, so no later step takes it for its own.
 
+        A wait for the answer to a well-formed request ends on evidence too, not on the delay alone:
+        a server starved of CPU can be later than ``timeout``. On an ordered stream, once ``timeout``
+        has passed with nothing, one follow-up is sent (the same request, a fresh id) and the wait
+        goes on, up to ``timeout`` more, for whichever comes first: the awaited answer (late, but an
+        answer: returned as if in time), the follow-up's answer (the server is alive and answered a
+        later request first: ``_OMIT``, with ``ended_by`` and ``confirmed_at`` saying so), or nothing
+        again (``_OMIT``; the server is wedged, so ``late.wedged`` is set and no later wait of the
+        run sends one: a wedged server does not double every wait). None is sent while a new process
+        has sent nothing yet (that is the start-up timeout's business), without the probe variables,
+        once the connection's input is closed, or on a replayed connection; one that cannot be sent
+        leaves the verdict as it was. A late answer that comes after the verdict is still caught:
+        its request stays ``outstanding``, so :meth:`resync` gives the next fixture a new session.
+
         On a new process that has sent nothing yet the wait is the start-up timeout (see
         :meth:`first_wait`); one that still sends nothing is :meth:`not_started` (an ERROR)."""
         began = anyio.current_time()
@@ -442,6 +484,7 @@ class Channel:
         deadline = began + timeout
         self.junk = []
         self.ended_by = ""
+        self.confirmed_at = None
         probe_at = anyio.current_time() + self.options.quiet_period if self._probe_ready() else None
         pid = ""
         while True:
@@ -459,6 +502,14 @@ class Channel:
                     probe_at = None
                     pid = await self._send_follow_up()
                     continue
+                if not pid and self._confirm_ready():
+                    pid = await self._confirm()
+                    if pid:  # (one that could not be sent changes nothing: no answer, as before)
+                        self.confirmed_at = anyio.current_time() - began
+                        deadline = anyio.current_time() + timeout
+                        continue
+                elif self.confirmed_at is not None:
+                    self.late.wedged = True  # not even the follow-up was answered
                 if pid:
                     self._swallow.add(pid)
                 self.waited = anyio.current_time() - began
@@ -476,12 +527,39 @@ class Channel:
             if seen.parsed and preceding is not None:
                 preceding.append(seen.value)
 
+    def _ordered(self) -> bool:
+        """Whether the connection is an ordered stream a follow-up can be sent on (no replay)."""
+        ordered = getattr(self.conn, "transport", "") in ("stdio", "inprocess")
+        return ordered and getattr(self.conn, "follow_ups", True)
+
     def _probe_ready(self) -> bool:
+        return self._invalid_sent and self.probe_variables is not None and self._ordered()
+
+    def _confirm_ready(self) -> bool:
+        """Whether a wait that ended with nothing is confirmed by a follow-up (see :meth:`next_response`):
+        a well-formed request is waiting for its answer on an ordered stream that is neither starting
+        nor closed, and no follow-up of the run went unanswered."""
         return (
-            self._invalid_sent
+            bool(self.outstanding)
+            and not self._invalid_sent
             and self.probe_variables is not None
-            and getattr(self.conn, "transport", "") in ("stdio", "inprocess")
+            and not self.input_closed
+            and not self.starting
+            and not self.late.wedged
+            and self._ordered()
         )
+
+    async def _confirm(self) -> str:
+        """Send the follow-up that confirms a missing answer: its id, or "" when it could not be sent.
+        The awaited answer's latency is still counted from its own request (see ``on_latency``)."""
+        sent_at = self._sent_at
+        try:
+            pid = await self._send_follow_up()
+        except (Abort, EOFError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return ""
+        self._sent_at = sent_at
+        self.late.sent += 1
+        return pid
 
     def _probe_method(self) -> str:
         return str((self.probe_variables or {}).get("probe_method", "ping"))

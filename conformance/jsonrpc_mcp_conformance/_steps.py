@@ -125,8 +125,7 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                     FAIL, [f"the server sent something within {within:g} s"], "nothing", _short(seen.raw)
                 )
         elif "close_input" in step:
-            channel.touched = True
-            await channel.conn.close_input()
+            await channel.close_input()
         elif "expect_exit" in step:
             within = float(step["expect_exit"].get("within", options.exit_timeout))
             if not await channel.conn.wait_exit(within):
