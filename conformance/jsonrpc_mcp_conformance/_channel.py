@@ -10,14 +10,14 @@ judge that log at the end), and every frame the harness writes has its request i
 from __future__ import annotations
 
 import contextlib
-import json
-import re
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
 
+from ._frames import _NO_BATCHES, _well_formed, _well_formed_item, sent_request_ids
 from .targets import Connection
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ class _Absent:
         return "absent"
 
 
+_log = logging.getLogger(__name__)
 _OMIT = _Absent()  # an absent value (a variable that omits its key, no answer at all)
 _TRANSCRIPT = 120  # transcript lines a channel keeps of a fixture's exchange (the latest), for its verdict
 _NOTHING = "nothing"  # Abort.actual when the server did not answer at all
@@ -83,7 +84,7 @@ class LateAnswers:
     unanswered (wedged) costs one such wait in the run, not one more per wait."""
 
     wedged: bool = False
-    sent: int = 0  # confirmation follow-ups sent (the log and the tests read it)
+    sent: int = 0  # confirmation follow-ups sent
 
 
 def _is_response(value: Any) -> bool:
@@ -105,34 +106,6 @@ def _show(frame: bytes, limit: int = 200) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-_NO_BATCHES = "2025-06-18"  # the first revision without JSON-RPC batches (a batch is then rejected)
-
-
-def _well_formed(frame: bytes, *, batches: bool = True) -> bool:
-    """Whether ``frame`` is a request, notification or batch a server cannot reject as it reads it
-    (strict JSON; ``jsonrpc`` "2.0", a string method, an id string or integer (MCP ids are never
-    null), structured params; a batch only where ``batches``). Anything else is answered (if at all)
-    by the reader, before it reads the next frame."""
-    try:
-        value = orjson.loads(frame)
-    except orjson.JSONDecodeError:
-        return False
-    items = value if isinstance(value, list) else [value]
-    if not items or (isinstance(value, list) and not batches):
-        return False
-    return all(_well_formed_item(item) for item in items)
-
-
-def _well_formed_item(item: Any) -> bool:
-    """One request or notification a server cannot reject as it reads it (see :func:`_well_formed`)."""
-    if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not isinstance(item.get("method"), str):
-        return False
-    rid = item.get("id")
-    if "id" in item and not (isinstance(rid, str) or type(rid) is int):
-        return False
-    return "params" not in item or isinstance(item["params"], (dict, list))
-
-
 def _text(frame: bytes, limit: int = 600) -> str:
     """A frame as a transcript shows it: decoded, cut at ``limit`` characters."""
     text = frame.decode("utf-8", "replace")
@@ -141,32 +114,6 @@ def _text(frame: bytes, limit: int = 600) -> str:
 
 def _dump(value: Any) -> bytes:
     return orjson.dumps(value)
-
-
-_LOOSE_ID = re.compile(rb"""["']id["']\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|'[^']*')""")
-
-
-def sent_request_ids(line: bytes) -> list[Any]:
-    """The ids of the requests in one frame the harness sent: strict JSON first, then Python's
-    lenient parser (NaN, Infinity), then, for text that is no JSON at all, every ``"id": <number or
-    string>`` in it."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            ids: list[Any] = []
-            for match_ in _LOOSE_ID.finditer(line):
-                token = match_.group(1).decode("utf-8", "replace")
-                if token.startswith("'"):
-                    ids.append(token[1:-1])
-                else:
-                    with contextlib.suppress(ValueError):
-                        ids.append(json.loads(token))
-            return ids
-    items = value if isinstance(value, list) else [value]
-    return [item["id"] for item in items if isinstance(item, dict) and "id" in item and "method" in item]
 
 
 class Channel:
@@ -508,8 +455,10 @@ class Channel:
                         self.confirmed_at = anyio.current_time() - began
                         deadline = anyio.current_time() + timeout
                         continue
-                elif self.confirmed_at is not None:
+                elif self.confirmed_at is not None and not self.late.wedged:
                     self.late.wedged = True  # not even the follow-up was answered
+                    said = "%s: the follow-up %s was not answered either: no more in this run"
+                    _log.info(said, self.fixture, pid)
                 if pid:
                     self._swallow.add(pid)
                 self.waited = anyio.current_time() - began
@@ -519,7 +468,7 @@ class Channel:
             if seen.parsed and pid and isinstance(seen.value, dict) and seen.value.get("id") == pid:
                 self.ended_by = f"{self._probe_method()} ({pid})"
                 self.waited = anyio.current_time() - began
-                return _OMIT  # the follow-up was answered first: the frame before it never will be
+                return _OMIT  # the follow-up was answered first (see above)
             if seen.parsed and _is_response(seen.value):
                 if pid:
                     self._swallow.add(pid)
@@ -557,7 +506,8 @@ class Channel:
             pid = await self._send_follow_up()
         except (Abort, EOFError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return ""
-        self._sent_at = sent_at
+        finally:
+            self._sent_at = sent_at
         self.late.sent += 1
         return pid
 

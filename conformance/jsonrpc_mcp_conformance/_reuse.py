@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._channel import ERROR, SKIP, Abort, _dump, sent_request_ids
+from ._channel import ERROR, SKIP, Abort, _dump
+from ._frames import sent_request_ids
 from ._variables import initialize_request, substitute
 from .fixtures import LEGACY_REVISIONS, MODERN_REVISIONS, Fixture
 from .targets import Connection

@@ -26,8 +26,8 @@ from ._channel import (
     Seen,
     _dump,
     _is_response,
-    _well_formed,
 )
+from ._frames import _well_formed
 from ._variables import base_variables, initialize_request, substitute
 from .fixtures import MODERN_REVISIONS, Fixture, expand_revisions
 from .match import _short, json_equal, match, select

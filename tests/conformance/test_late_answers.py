@@ -10,6 +10,7 @@ one never answers it, one stops answering anything once it has read a fixture's 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,9 +142,12 @@ async def test_an_answer_never_given_fails_and_says_the_follow_up_was_answered_f
     assert sum(m.get("method") == "initialize" for m in server.received) == 2
 
 
-async def test_a_wedged_server_costs_one_follow_up_in_the_run_not_one_per_wait() -> None:
+async def test_a_wedged_server_costs_one_follow_up_in_the_run_not_one_per_wait(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server = Scripted("wedge")
-    run = await _run(server)
+    with caplog.at_level(logging.INFO, logger="jsonrpc_mcp_conformance._channel"):
+        run = await _run(server)
     verdicts = _by_id(run)
     assert {rid: v.status for rid, v in verdicts.items()} == dict.fromkeys(PINGS, "fail")
     # each fixture ran on a new session (resync found nothing answered) and waited for an answer
@@ -154,6 +158,8 @@ async def test_a_wedged_server_costs_one_follow_up_in_the_run_not_one_per_wait()
     problems = [v.problems[0] for v in run.verdicts]
     assert sum("nor to the follow-up sent after 1 s" in problem for problem in problems) == 1, problems
     assert sum(problem == "no answer in 1 s" for problem in problems) == 2, problems
+    said = [r.getMessage() for r in caplog.records if r.name == "jsonrpc_mcp_conformance._channel"]
+    assert len(said) == 1 and "was not answered either: no more in this run" in said[0], said
 
 
 async def test_a_late_answer_over_stdio_is_an_answer() -> None:
@@ -221,6 +227,7 @@ async def test_a_quiet_wait_is_confirmed_once_and_marks_the_server_wedged() -> N
     )
     # a later wait (the follow-up went unanswered): no follow-up
     assert await _sent_after_a_quiet_wait(channel) == [7, f"{FOLLOW_UP}1", 7]
+    assert channel.late.sent == 1
     assert channel.no_answer().startswith("no answer in") and "follow-up" not in channel.no_answer()
 
 
