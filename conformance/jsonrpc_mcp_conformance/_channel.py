@@ -10,14 +10,14 @@ judge that log at the end), and every frame the harness writes has its request i
 from __future__ import annotations
 
 import contextlib
-import json
-import re
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
 
+from ._frames import _NO_BATCHES, _well_formed, _well_formed_item, sent_request_ids
 from .targets import Connection
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ __all__ = [
     "SKIP",
     "Abort",
     "Channel",
+    "LateAnswers",
     "Seen",
     "sent_request_ids",
 ]
@@ -46,6 +47,7 @@ class _Absent:
         return "absent"
 
 
+_log = logging.getLogger(__name__)
 _OMIT = _Absent()  # an absent value (a variable that omits its key, no answer at all)
 _TRANSCRIPT = 120  # transcript lines a channel keeps of a fixture's exchange (the latest), for its verdict
 _NOTHING = "nothing"  # Abort.actual when the server did not answer at all
@@ -75,6 +77,16 @@ class Seen:
     after_unreadable: bool = False
 
 
+@dataclass
+class LateAnswers:
+    """Whether a wait that ended with nothing is still confirmed by a follow-up (see
+    ``Channel.next_response``); a run's channels share one, so a server that left a follow-up
+    unanswered (wedged) costs one such wait in the run, not one more per wait."""
+
+    wedged: bool = False
+    sent: int = 0  # confirmation follow-ups sent
+
+
 def _is_response(value: Any) -> bool:
     if isinstance(value, list):
         return True
@@ -94,34 +106,6 @@ def _show(frame: bytes, limit: int = 200) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-_NO_BATCHES = "2025-06-18"  # the first revision without JSON-RPC batches (a batch is then rejected)
-
-
-def _well_formed(frame: bytes, *, batches: bool = True) -> bool:
-    """Whether ``frame`` is a request, notification or batch a server cannot reject as it reads it
-    (strict JSON; ``jsonrpc`` "2.0", a string method, an id string or integer (MCP ids are never
-    null), structured params; a batch only where ``batches``). Anything else is answered (if at all)
-    by the reader, before it reads the next frame."""
-    try:
-        value = orjson.loads(frame)
-    except orjson.JSONDecodeError:
-        return False
-    items = value if isinstance(value, list) else [value]
-    if not items or (isinstance(value, list) and not batches):
-        return False
-    return all(_well_formed_item(item) for item in items)
-
-
-def _well_formed_item(item: Any) -> bool:
-    """One request or notification a server cannot reject as it reads it (see :func:`_well_formed`)."""
-    if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not isinstance(item.get("method"), str):
-        return False
-    rid = item.get("id")
-    if "id" in item and not (isinstance(rid, str) or type(rid) is int):
-        return False
-    return "params" not in item or isinstance(item["params"], (dict, list))
-
-
 def _text(frame: bytes, limit: int = 600) -> str:
     """A frame as a transcript shows it: decoded, cut at ``limit`` characters."""
     text = frame.decode("utf-8", "replace")
@@ -130,32 +114,6 @@ def _text(frame: bytes, limit: int = 600) -> str:
 
 def _dump(value: Any) -> bytes:
     return orjson.dumps(value)
-
-
-_LOOSE_ID = re.compile(rb"""["']id["']\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|'[^']*')""")
-
-
-def sent_request_ids(line: bytes) -> list[Any]:
-    """The ids of the requests in one frame the harness sent: strict JSON first, then Python's
-    lenient parser (NaN, Infinity), then, for text that is no JSON at all, every ``"id": <number or
-    string>`` in it."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            ids: list[Any] = []
-            for match_ in _LOOSE_ID.finditer(line):
-                token = match_.group(1).decode("utf-8", "replace")
-                if token.startswith("'"):
-                    ids.append(token[1:-1])
-                else:
-                    with contextlib.suppress(ValueError):
-                        ids.append(json.loads(token))
-            return ids
-    items = value if isinstance(value, list) else [value]
-    return [item["id"] for item in items if isinstance(item, dict) and "id" in item and "method" in item]
 
 
 class Channel:
@@ -183,6 +141,12 @@ class Channel:
         self.unreadable_in: str | None = None  # the latest fixture that sent such a frame
         self._swallow: set[str] = set()  # ids of follow-ups sent that no step waits for any more
         self.ended_by: str = ""  # the follow-up whose answer ended the latest wait, if one did
+        # a wait for an answer to a well-formed request that ended with nothing is confirmed by a
+        # follow-up (see ``next_response``): when it was sent in the latest wait (s), and whether
+        # the run still sends them (the runner shares one ``LateAnswers`` among its channels)
+        self.confirmed_at: float | None = None
+        self.late = LateAnswers()
+        self.input_closed = False  # the connection's input was closed (nothing more can be sent)
         # a new connection (a new stdio process) that has sent nothing yet may still be starting: its
         # first answer is waited for ``Options.handshake_timeout`` (see :meth:`first_wait`)
         self.heard = False
@@ -202,6 +166,13 @@ class Channel:
         """Go on over ``conn``, a new connection (a ``reconnect`` step): it may still be starting."""
         self.conn = conn
         self.heard = False
+        self.input_closed = False
+
+    async def close_input(self) -> None:
+        """Close the connection's input (stdio: the server's stdin); nothing is sent on it after."""
+        self.touched = True
+        self.input_closed = True
+        await self.conn.close_input()
 
     @property
     def starting(self) -> bool:
@@ -233,6 +204,11 @@ class Channel:
             return (
                 f"no response: the POST was answered {reply.status}{kind}{shown} (no JSON-RPC response in it)"
             )
+        if self.confirmed_at is not None:  # (a follow-up was sent once the timeout had passed)
+            then = self.confirmed_at
+            if self.ended_by:
+                return f"no answer in {then:.3g} s, nor before the answer to a follow-up sent then"
+            return f"no answer in {self.waited:.3g} s, nor to the follow-up sent after {then:.3g} s"
         if self.ended_by:
             return f"no response before the follow-up's answer ({self.waited:.1f} s)"
         return f"no answer in {self.waited:.3g} s"
@@ -435,6 +411,19 @@ class Channel:
         returned as usual, and the follow-up's answer is dropped (it stays in the log) when it
         comes, so no later step takes it for its own.
 
+        A wait for the answer to a well-formed request ends on evidence too, not on the delay alone:
+        a server starved of CPU can be later than ``timeout``. On an ordered stream, once ``timeout``
+        has passed with nothing, one follow-up is sent (the same request, a fresh id) and the wait
+        goes on, up to ``timeout`` more, for whichever comes first: the awaited answer (late, but an
+        answer: returned as if in time), the follow-up's answer (the server is alive and answered a
+        later request first: ``_OMIT``, with ``ended_by`` and ``confirmed_at`` saying so), or nothing
+        again (``_OMIT``; the server is wedged, so ``late.wedged`` is set and no later wait of the
+        run sends one: a wedged server does not double every wait). None is sent while a new process
+        has sent nothing yet (that is the start-up timeout's business), without the probe variables,
+        once the connection's input is closed, or on a replayed connection; one that cannot be sent
+        leaves the verdict as it was. A late answer that comes after the verdict is still caught:
+        its request stays ``outstanding``, so :meth:`resync` gives the next fixture a new session.
+
         On a new process that has sent nothing yet the wait is the start-up timeout (see
         :meth:`first_wait`); one that still sends nothing is :meth:`not_started` (an ERROR)."""
         began = anyio.current_time()
@@ -442,6 +431,7 @@ class Channel:
         deadline = began + timeout
         self.junk = []
         self.ended_by = ""
+        self.confirmed_at = None
         probe_at = anyio.current_time() + self.options.quiet_period if self._probe_ready() else None
         pid = ""
         while True:
@@ -459,6 +449,16 @@ class Channel:
                     probe_at = None
                     pid = await self._send_follow_up()
                     continue
+                if not pid and self._confirm_ready():
+                    pid = await self._confirm()
+                    if pid:  # (one that could not be sent changes nothing: no answer, as before)
+                        self.confirmed_at = anyio.current_time() - began
+                        deadline = anyio.current_time() + timeout
+                        continue
+                elif self.confirmed_at is not None and not self.late.wedged:
+                    self.late.wedged = True  # not even the follow-up was answered
+                    said = "%s: the follow-up %s was not answered either: no more in this run"
+                    _log.info(said, self.fixture, pid)
                 if pid:
                     self._swallow.add(pid)
                 self.waited = anyio.current_time() - began
@@ -468,7 +468,7 @@ class Channel:
             if seen.parsed and pid and isinstance(seen.value, dict) and seen.value.get("id") == pid:
                 self.ended_by = f"{self._probe_method()} ({pid})"
                 self.waited = anyio.current_time() - began
-                return _OMIT  # the follow-up was answered first: the frame before it never will be
+                return _OMIT  # the follow-up was answered first (see above)
             if seen.parsed and _is_response(seen.value):
                 if pid:
                     self._swallow.add(pid)
@@ -476,12 +476,40 @@ class Channel:
             if seen.parsed and preceding is not None:
                 preceding.append(seen.value)
 
+    def _ordered(self) -> bool:
+        """Whether the connection is an ordered stream a follow-up can be sent on (no replay)."""
+        ordered = getattr(self.conn, "transport", "") in ("stdio", "inprocess")
+        return ordered and getattr(self.conn, "follow_ups", True)
+
     def _probe_ready(self) -> bool:
+        return self._invalid_sent and self.probe_variables is not None and self._ordered()
+
+    def _confirm_ready(self) -> bool:
+        """Whether a wait that ended with nothing is confirmed by a follow-up (see :meth:`next_response`):
+        a well-formed request is waiting for its answer on an ordered stream that is neither starting
+        nor closed, and no follow-up of the run went unanswered."""
         return (
-            self._invalid_sent
+            bool(self.outstanding)
+            and not self._invalid_sent
             and self.probe_variables is not None
-            and getattr(self.conn, "transport", "") in ("stdio", "inprocess")
+            and not self.input_closed
+            and not self.starting
+            and not self.late.wedged
+            and self._ordered()
         )
+
+    async def _confirm(self) -> str:
+        """Send the follow-up that confirms a missing answer: its id, or "" when it could not be sent.
+        The awaited answer's latency is still counted from its own request (see ``on_latency``)."""
+        sent_at = self._sent_at
+        try:
+            pid = await self._send_follow_up()
+        except (Abort, EOFError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return ""
+        finally:
+            self._sent_at = sent_at
+        self.late.sent += 1
+        return pid
 
     def _probe_method(self) -> str:
         return str((self.probe_variables or {}).get("probe_method", "ping"))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._channel import PASS, SKIP, Channel, Seen
+from ._channel import PASS, SKIP, Channel, LateAnswers, Seen
 from ._resume import Prefixed, Resumed, handshake_prefix
 from ._reuse import Recording, Replay, Spare, first_frame, handshake_id, untouched
 from ._variables import base_variables, target_variables
@@ -47,9 +47,11 @@ RunFixture = Callable[[Fixture, Channel, dict[str, Any], str, str, bool], Awaita
 @dataclass
 class Shared:
     """What the revisions of one run share: the records of shared first frames, the revision each
-    was made in, and the recordings under way (set once each has ended, record or not)."""
+    was made in, the recordings under way (set once each has ended, record or not), and whether a
+    missing answer is still confirmed by a follow-up (see ``Channel.next_response``)."""
 
     records: dict[bytes, Record] = field(default_factory=dict)
+    late: LateAnswers = field(default_factory=LateAnswers)
     origin: dict[bytes, str] = field(default_factory=dict)
     underway: dict[bytes, anyio.Event] = field(default_factory=dict)
 
@@ -292,6 +294,7 @@ async def _run_fresh(
         conn = Recording(conn, frame)
     fresh = Channel(conn, log, options)
     fresh.on_latency = on_latency
+    fresh.late = shared.late
 
     async def reconnect() -> Connection:
         stacks.append(contextlib.AsyncExitStack())

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ._channel import ERROR, SKIP, Abort, _dump
+from ._frames import sent_request_ids
 from ._variables import initialize_request, substitute
 from .fixtures import LEGACY_REVISIONS, MODERN_REVISIONS, Fixture
 from .targets import Connection
@@ -41,7 +42,8 @@ _EOF = object()  # a recorded end of the connection
 
 class Recording:
     """A connection that keeps what the server sends from the moment ``frame`` is sent until
-    :meth:`stop` (each frame, and an end of the connection)."""
+    :meth:`stop` (each frame, and an end of the connection), but the answers to requests sent after
+    ``frame`` (follow-ups, see ``Channel.next_response``): a replay answers ``frame`` alone."""
 
     def __init__(self, inner: Connection, frame: bytes) -> None:
         self.inner = inner
@@ -50,6 +52,7 @@ class Recording:
         self.frames: list[Any] = []
         self.recording = False
         self.record: tuple[bytes, list[Any], str] | None = None  # set by :meth:`stop`
+        self._later: set[str] = set()  # the ids (JSON text) of requests sent after ``frame``
 
     def __getattr__(self, name: str) -> Any:  # diagnosis, stderr_tail, write_raw, last_reply...
         return getattr(self.inner, name)
@@ -64,6 +67,8 @@ class Recording:
     async def send(self, frame: bytes) -> None:
         if frame == self.frame and self.record is None and not self.recording:
             self.recording = True
+        elif self.recording:
+            self._later.update(_dump(rid).decode() for rid in sent_request_ids(frame))
         await self.inner.send(frame)
 
     async def receive(self, timeout: float) -> bytes | None:
@@ -73,9 +78,20 @@ class Recording:
             if self.recording:
                 self.frames.append((_EOF, str(exc)))
             raise
-        if frame is not None and self.recording:
+        if frame is not None and self.recording and not self._answers_later(frame):
             self.frames.append(frame)
         return frame
+
+    def _answers_later(self, frame: bytes) -> bool:
+        try:
+            value = orjson.loads(frame)
+        except orjson.JSONDecodeError:
+            return False
+        if not (isinstance(value, dict) and "method" not in value and "id" in value):
+            return False
+        with contextlib.suppress(orjson.JSONEncodeError):
+            return _dump(value["id"]).decode() in self._later
+        return False
 
     async def close_input(self) -> None:
         await self.inner.close_input()
@@ -86,6 +102,8 @@ class Recording:
 
 class Replay:
     """A connection that answers the one recorded frame with what the server sent after it then."""
+
+    follow_ups = False  # (it takes no follow-up: see ``Channel.next_response``)
 
     def __init__(self, transport: str, record: tuple[bytes, list[Any], str]) -> None:
         self.transport = transport

@@ -26,8 +26,8 @@ from ._channel import (
     Seen,
     _dump,
     _is_response,
-    _well_formed,
 )
+from ._frames import _well_formed
 from ._variables import base_variables, initialize_request, substitute
 from .fixtures import MODERN_REVISIONS, Fixture, expand_revisions
 from .match import _short, json_equal, match, select
@@ -125,8 +125,7 @@ async def _run_steps(fixture: Fixture, channel: Channel, variables: dict[str, An
                     FAIL, [f"the server sent something within {within:g} s"], "nothing", _short(seen.raw)
                 )
         elif "close_input" in step:
-            channel.touched = True
-            await channel.conn.close_input()
+            await channel.close_input()
         elif "expect_exit" in step:
             within = float(step["expect_exit"].get("within", options.exit_timeout))
             if not await channel.conn.wait_exit(within):

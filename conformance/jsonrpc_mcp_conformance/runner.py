@@ -386,6 +386,7 @@ async def _run_revision(
             conn = Recording(conn, handshake)
         channel = Channel(conn, log, options)
         channel.on_latency = on_latency
+        channel.late = shared.late
         channel.fixture = "(session setup)"
         try:
             async with slot():  # (starting the process held none: it is no answer, see :class:`Pace`)

@@ -11,6 +11,9 @@ only), ``ping``, and nothing else (-32601). Options:
 ``--trace FILE``      appends "start T" when it starts and "end T" when its input ends (T: time.time())
 ``--slow-answers S``  sleeps S seconds before answering each request; with ``--trace`` it appends
                       "ask T" when it reads a request and "done T" just before it answers it
+``--hold ID``         holds its answer to the request with id ID (as JSON: ``7``, ``"a"``) until it
+                      reads the next line, and sends it just before that line's answer (a server
+                      late by any time at all, deterministically)
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def main() -> None:
     parser.add_argument("--silent-invalid", action="store_true")
     parser.add_argument("--trace", default="")
     parser.add_argument("--slow-answers", type=float, default=0.0)
+    parser.add_argument("--hold", default="")
     options = parser.parse_args()
     trace(options.trace, "start")
     if options.crash:
@@ -46,7 +50,11 @@ def main() -> None:
         sys.stderr.flush()
         sys.exit(3)
     time.sleep(options.slow_start)
+    held: dict[str, Any] | None = None
     for line in sys.stdin:
+        if held is not None:
+            answer(held, options)
+            held = None
         if options.garbage:
             sys.stdout.write("Welcome to picky 1.0! Type 'help'.\n")
             sys.stdout.flush()
@@ -61,6 +69,9 @@ def main() -> None:
             continue
         if "id" not in message:
             continue  # a notification
+        if options.hold and json.dumps(message["id"]) == options.hold:
+            held = message
+            continue
         if options.slow_answers:
             trace(options.trace, "ask")
             time.sleep(options.slow_answers)
