@@ -127,10 +127,13 @@ def _type(value: Any) -> bool:
     )
 
 
-def _mentions_ref(value: Any) -> bool:
+def _mentions_ref(value: Any, depth: int = 0) -> bool:
+    """Whether a ``$ref`` member is anywhere in ``value`` (or it is too deep to tell)."""
+    if depth > _MAX_DEPTH:
+        return True
     if type(value) is dict:
-        return "$ref" in value or any(_mentions_ref(v) for v in value.values())
-    return type(value) is list and any(_mentions_ref(v) for v in value)
+        return "$ref" in value or any(_mentions_ref(v, depth + 1) for v in value.values())
+    return type(value) is list and any(_mentions_ref(v, depth + 1) for v in value)
 
 
 class _Walk:

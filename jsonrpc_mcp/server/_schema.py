@@ -296,12 +296,14 @@ class CompiledSchema:
         cls = _validator_class(self._dialect)
         try:
             cls.check_schema(schema)
+            self._validator = self._build()
+            self._check_refs(what)
         except SchemaError as exc:
             raise SchemaDefinitionError(
                 f"{what} is not a valid JSON Schema: {_shorten(exc.message)}"
             ) from None
-        self._validator = self._build()
-        self._check_refs(what)
+        except RecursionError:
+            raise SchemaDefinitionError(f"{what} is nested too deeply to be checked") from None
 
     def _build(self) -> Any:
         cls = _validator_class(self._dialect)

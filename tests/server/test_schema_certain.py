@@ -222,6 +222,16 @@ def test_an_invalid_nested_schema_is_still_refused_at_registration(schema: dict[
         CompiledSchema(schema, what="tool 't' inputSchema")
 
 
+def test_a_schema_deeper_than_python_can_walk_is_refused_in_words() -> None:
+    deep: Any = "leaf"
+    for _ in range(5000):  # (deeper than Python's recursion limit)
+        deep = {"next": deep}
+    schema = {"type": "object", "deep": deep}
+    assert not certainly_valid(schema)  # too deep to tell whether a $ref hides in it
+    with pytest.raises(SchemaDefinitionError, match="'t' inputSchema is nested too deeply to be checked"):
+        CompiledSchema(schema, what="tool 't' inputSchema")
+
+
 def _pydantic_schemas() -> list[dict[str, Any]]:
     from enum import Enum
     from typing import Annotated, Literal, Optional, Union
